@@ -1,0 +1,1 @@
+//! Append-only spool file with byte cursors (filled by issue 2).

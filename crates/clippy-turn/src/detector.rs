@@ -1,0 +1,649 @@
+//! The turn state machine.
+
+use std::sync::Arc;
+
+use crate::error::TurnError;
+use crate::input::{InputParser, Key};
+use crate::line_view::{Line, LineView, ViewSink};
+use crate::preset::Preset;
+use crate::turn::{RenderContext, Turn};
+
+/// Default cap on one turn's content: 4 MiB.
+pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
+/// Output kept before a turn so its text view can be rendered in context: 64 KiB.
+const PREAMBLE_BYTES: usize = 64 * 1024;
+
+/// How a [`TurnDetector`] is set up: which signals mean "prompt", limits, and screen size.
+#[derive(Debug, Clone)]
+pub struct DetectorConfig {
+    preset: Preset,
+    max_turn_bytes: usize,
+    cols: u16,
+    rows: u16,
+}
+
+impl DetectorConfig {
+    /// A configuration for `preset`, with a 4 MiB turn cap and an 80x24 screen.
+    pub fn new(preset: Preset) -> Self {
+        Self {
+            preset,
+            max_turn_bytes: DEFAULT_MAX_TURN_BYTES,
+            cols: 80,
+            rows: 24,
+        }
+    }
+
+    /// Caps the content kept for one turn; longer turns are cut and marked `truncated`.
+    pub fn max_turn_bytes(mut self, max: usize) -> Self {
+        self.max_turn_bytes = max;
+        self
+    }
+
+    /// The terminal size the agent draws for (used to render turns as text).
+    pub fn size(mut self, cols: u16, rows: u16) -> Result<Self, TurnError> {
+        check_size(cols, rows)?;
+        self.cols = cols;
+        self.rows = rows;
+        Ok(self)
+    }
+}
+
+fn check_size(cols: u16, rows: u16) -> Result<(), TurnError> {
+    if cols == 0 || rows == 0 {
+        return Err(TurnError::InvalidSize { cols, rows });
+    }
+    Ok(())
+}
+
+/// Where the agent is, as far as its output tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No prompt seen yet.
+    Starting,
+    /// At a prompt, waiting for input.
+    Idle,
+    /// Input was submitted; the agent is answering.
+    Busy,
+}
+
+/// What the detector reports as bytes are fed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The first prompt: the session is ready. Not a turn.
+    Ready {
+        /// Stream offset of the prompt.
+        offset: u64,
+    },
+    /// The user (or an injector) submitted a line.
+    Submitted {
+        /// The line, with editing applied and escape sequences removed.
+        input: String,
+    },
+    /// The agent is back at a prompt (after `Ready`, after each turn, and after input that
+    /// produced no output).
+    Prompt {
+        /// Stream offset where the prompt begins.
+        offset: u64,
+        /// The exit code of the command that just ended, when the shell reported it (OSC 133).
+        exit_code: Option<i32>,
+    },
+    /// A turn completed.
+    TurnCompleted(Turn),
+    /// The agent enabled or disabled bracketed paste (`ESC[?2004h` / `ESC[?2004l`).
+    BracketedPaste {
+        /// Whether pastes should now be wrapped in `ESC[200~ … ESC[201~`.
+        enabled: bool,
+    },
+}
+
+/// A sans-I/O turn detector: feed it the child's output and the input written to the child,
+/// in the order they happened, and it reports turns.
+///
+/// No clocks, threads or I/O: the same bytes in the same order give the same events, however
+/// they are chunked. Memory is bounded by the current line, the in-progress turn (capped by
+/// [`DetectorConfig::max_turn_bytes`]) and a 64 KiB tail kept for rendering.
+///
+/// ```
+/// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
+///
+/// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("python")?));
+/// assert!(matches!(detector.feed_output(b"Python 3\r\n>>> ").next(), Some(Event::Ready { .. })));
+/// detector.feed_input(b"6*7\r").for_each(drop);
+/// let events: Vec<Event> = detector.feed_output(b"6*7\r\n42\r\n>>> ").collect();
+/// let Some(Event::TurnCompleted(turn)) = events.first() else { panic!("{events:?}") };
+/// assert_eq!(turn.content, b"42\r\n");
+/// assert_eq!(turn.input, "6*7");
+/// # Ok::<(), clippy_turn::TurnError>(())
+/// ```
+#[derive(Debug)]
+pub struct TurnDetector {
+    view: LineView,
+    input: InputParser,
+    core: Core,
+}
+
+/// Everything but the parsers, so a [`Feed`] can borrow it while the view is fed.
+#[derive(Debug)]
+struct Core {
+    preset: Arc<Preset>,
+    max_turn_bytes: usize,
+    cols: u16,
+    rows: u16,
+    /// Output bytes fed so far.
+    offset: u64,
+    /// Offset up to which `tail` and the turn buffer have taken bytes.
+    synced: u64,
+    phase: Phase,
+    turn: Option<Running>,
+    seq: u64,
+    events: Vec<Event>,
+    /// The last status OSC said busy.
+    osc_busy: bool,
+    /// A busy line was seen since the last prompt line.
+    line_veto: bool,
+    /// The stream carries OSC 133 marks: they alone decide prompts.
+    osc133: bool,
+    cwd: Option<String>,
+    bracketed_paste: bool,
+    /// The last output bytes, at most 2 × `PREAMBLE_BYTES`.
+    tail: Vec<u8>,
+}
+
+/// The turn in progress.
+#[derive(Debug)]
+struct Running {
+    /// Lines submitted before the agent's output began.
+    inputs: Vec<String>,
+    /// The next line to end is the prompt/echo line of a submit: never content.
+    skip_line: bool,
+    /// Offset of `buf[0]`.
+    buf_start: u64,
+    buf: Vec<u8>,
+    /// Where the content begins, once known.
+    content_start: Option<u64>,
+    saw_text: bool,
+    busy_seen: bool,
+    interrupted: bool,
+    /// OSC 133 `D`: where the command's output ended.
+    end_mark: Option<u64>,
+    exit_code: Option<i32>,
+    /// Output before the turn (for rendering).
+    preamble: Vec<u8>,
+}
+
+impl TurnDetector {
+    /// A detector in the [`Phase::Starting`] phase.
+    pub fn new(config: DetectorConfig) -> Self {
+        Self {
+            view: LineView::default(),
+            input: InputParser::default(),
+            core: Core {
+                preset: Arc::new(config.preset),
+                max_turn_bytes: config.max_turn_bytes,
+                cols: config.cols,
+                rows: config.rows,
+                offset: 0,
+                synced: 0,
+                phase: Phase::Starting,
+                turn: None,
+                seq: 0,
+                events: Vec::new(),
+                osc_busy: false,
+                line_veto: false,
+                osc133: false,
+                cwd: None,
+                bracketed_paste: false,
+                tail: Vec::new(),
+            },
+        }
+    }
+
+    /// Feeds bytes the child wrote to its terminal.
+    pub fn feed_output(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
+        let base = self.core.offset;
+        let end = base + bytes.len() as u64;
+        let mut feed = Feed {
+            core: &mut self.core,
+            chunk: bytes,
+            base,
+        };
+        self.view.feed(bytes, base, &mut feed);
+        feed.sync(end);
+        feed.core.offset = end;
+        feed.check_partial_line(self.view.current_text(), self.view.current_start());
+        self.core.events.drain(..)
+    }
+
+    /// Feeds bytes written to the child (keystrokes, pastes, injected text).
+    pub fn feed_input(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
+        let core = &mut self.core;
+        self.input.feed(bytes, |key| match key {
+            Key::Submit(input) => core.submit(input),
+            Key::Interrupt => {
+                if let Some(turn) = &mut core.turn {
+                    turn.interrupted = true;
+                }
+            }
+        });
+        self.core.events.drain(..)
+    }
+
+    /// Tells the detector the terminal was resized (affects how later turns render as text).
+    pub fn resize(&mut self, cols: u16, rows: u16) -> Result<(), TurnError> {
+        check_size(cols, rows)?;
+        self.core.cols = cols;
+        self.core.rows = rows;
+        Ok(())
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.core.phase
+    }
+
+    /// Output bytes fed so far (the offset the next output byte will have).
+    pub fn output_offset(&self) -> u64 {
+        self.core.offset
+    }
+
+    /// Whether the agent has bracketed paste enabled.
+    pub fn bracketed_paste(&self) -> bool {
+        self.core.bracketed_paste
+    }
+
+    /// The working directory last reported by the agent (OSC 7), if any.
+    pub fn cwd(&self) -> Option<&str> {
+        self.core.cwd.as_deref()
+    }
+
+    /// The preset in use.
+    pub fn preset(&self) -> &Preset {
+        &self.core.preset
+    }
+}
+
+impl Core {
+    fn submit(&mut self, input: String) {
+        self.events.push(Event::Submitted {
+            input: input.clone(),
+        });
+        match &mut self.turn {
+            // Continuation lines typed before any output (a multi-line statement in a REPL).
+            Some(turn) if turn.content_start.is_none() => {
+                turn.inputs.push(input);
+                turn.skip_line = true;
+            }
+            // An answer to a question asked inside the turn (a permission dialog).
+            Some(_) => {}
+            None => self.start_turn(vec![input], true, self.offset),
+        }
+    }
+
+    fn start_turn(&mut self, inputs: Vec<String>, skip_line: bool, at: u64) {
+        let keep = self.tail.len().min(PREAMBLE_BYTES);
+        let preamble = trim_to_boundary(&self.tail[self.tail.len() - keep..]).to_vec();
+        self.phase = Phase::Busy;
+        self.line_veto = false;
+        self.turn = Some(Running {
+            inputs,
+            skip_line,
+            buf_start: at,
+            buf: Vec::new(),
+            content_start: None,
+            saw_text: false,
+            busy_seen: self.osc_busy,
+            interrupted: false,
+            end_mark: None,
+            exit_code: None,
+            preamble,
+        });
+    }
+
+    /// Whether a prompt seen now must be ignored because the agent says it is still busy.
+    fn vetoed(&self) -> bool {
+        let require_busy =
+            self.preset.require_busy() && self.turn.as_ref().is_some_and(|t| !t.busy_seen);
+        self.osc_busy || self.line_veto || require_busy
+    }
+
+    fn ready(&mut self, offset: u64) {
+        self.phase = Phase::Idle;
+        self.events.push(Event::Ready { offset });
+        self.events.push(Event::Prompt {
+            offset,
+            exit_code: None,
+        });
+    }
+}
+
+/// The detector's core while one output chunk is being fed: callbacks from the line view land
+/// here, and the turn buffer takes bytes from `chunk` up to whatever offset a decision needs.
+struct Feed<'a> {
+    core: &'a mut Core,
+    chunk: &'a [u8],
+    base: u64,
+}
+
+impl Feed<'_> {
+    /// Brings the tail and the turn buffer up to stream offset `upto` (within this chunk).
+    fn sync(&mut self, upto: u64) {
+        let core = &mut *self.core;
+        if upto <= core.synced {
+            return;
+        }
+        let from = (core.synced - self.base) as usize;
+        let to = (upto - self.base) as usize;
+        let bytes = &self.chunk[from..to];
+        core.tail.extend_from_slice(bytes);
+        if core.tail.len() > 2 * PREAMBLE_BYTES {
+            let cut = core.tail.len() - PREAMBLE_BYTES;
+            core.tail.drain(..cut);
+        }
+        if let Some(turn) = &mut core.turn {
+            let skip = turn.buf_start.saturating_sub(core.synced) as usize;
+            let room = core.max_turn_bytes.saturating_sub(turn.buf.len());
+            if skip < bytes.len() {
+                let take = (bytes.len() - skip).min(room);
+                turn.buf.extend_from_slice(&bytes[skip..skip + take]);
+            }
+        }
+        core.synced = upto;
+    }
+
+    fn prompt_matches(&self, text: &str) -> bool {
+        !self.core.osc133 && self.core.preset.prompt().is_some_and(|p| p.is_match(text))
+    }
+
+    /// The line being drawn when a chunk ends may be a prompt waiting for input.
+    fn check_partial_line(&mut self, text: &str, start: u64) {
+        if text.trim().is_empty() || !self.prompt_matches(text) || self.core.vetoed() {
+            return;
+        }
+        match self.core.phase {
+            Phase::Starting => self.core.ready(start),
+            Phase::Busy if self.core.turn.as_ref().is_some_and(|t| !t.skip_line) => {
+                self.finish(start)
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the running turn at stream offset `end`, reporting it if the agent said anything.
+    fn finish(&mut self, end: u64) {
+        self.sync(
+            end.max(self.core.synced)
+                .min(self.base + self.chunk.len() as u64),
+        );
+        let core = &mut *self.core;
+        let Some(mut turn) = core.turn.take() else {
+            return;
+        };
+        core.phase = Phase::Idle;
+        core.line_veto = false;
+        let end = turn.end_mark.unwrap_or(end);
+        if let Some(start) = turn.content_start.filter(|&s| turn.saw_text && s < end) {
+            let from = (start - turn.buf_start) as usize;
+            let to = ((end - turn.buf_start) as usize).min(turn.buf.len());
+            let mut content = std::mem::take(&mut turn.buf);
+            content.truncate(to.max(from));
+            content.drain(..from.min(content.len()));
+            core.seq += 1;
+            let truncated = (content.len() as u64) < end - start;
+            let mut input = turn.inputs.join("\n");
+            while input.ends_with('\n') {
+                input.pop();
+            }
+            core.events.push(Event::TurnCompleted(Turn {
+                seq: core.seq,
+                start,
+                end,
+                content,
+                input,
+                interrupted: turn.interrupted,
+                truncated,
+                exit_code: turn.exit_code,
+                cwd: core.cwd.clone(),
+                render: RenderContext {
+                    preamble: turn.preamble,
+                    cols: core.cols,
+                    rows: core.rows,
+                    inputs: turn.inputs,
+                    preset: Arc::clone(&core.preset),
+                },
+            }));
+        }
+        core.events.push(Event::Prompt {
+            offset: end,
+            exit_code: turn.exit_code,
+        });
+    }
+
+    /// The content begins at `start`: what the turn buffer holds before it joins the preamble.
+    fn confirm_content(&mut self, start: u64) {
+        self.sync(
+            start
+                .max(self.core.synced)
+                .min(self.base + self.chunk.len() as u64),
+        );
+        let Some(turn) = &mut self.core.turn else {
+            return;
+        };
+        let head = ((start.saturating_sub(turn.buf_start)) as usize).min(turn.buf.len());
+        turn.preamble.extend(turn.buf.drain(..head));
+        if turn.preamble.len() > PREAMBLE_BYTES {
+            let cut = turn.preamble.len() - PREAMBLE_BYTES;
+            turn.preamble.drain(..cut);
+            let kept = trim_to_boundary(&turn.preamble).len();
+            let drop = turn.preamble.len() - kept;
+            turn.preamble.drain(..drop);
+        }
+        turn.buf_start = start;
+        turn.content_start = Some(start);
+    }
+}
+
+impl ViewSink for Feed<'_> {
+    fn line(&mut self, line: &Line<'_>) {
+        let text = line.text;
+        let blank = text.trim().is_empty();
+        if blank {
+            if let Some(turn) = &mut self.core.turn {
+                turn.skip_line = false;
+            }
+            return;
+        }
+        let busy = self
+            .core
+            .preset
+            .busy_line()
+            .is_some_and(|b| b.is_match(text));
+        if busy {
+            self.core.line_veto = true;
+            if let Some(turn) = &mut self.core.turn {
+                turn.busy_seen = true;
+            }
+        }
+        let skip = self
+            .core
+            .turn
+            .as_mut()
+            .is_some_and(|t| std::mem::take(&mut t.skip_line));
+        if !skip && self.prompt_matches(text) {
+            let vetoed = self.core.vetoed();
+            self.core.line_veto = false;
+            if !vetoed {
+                match self.core.phase {
+                    Phase::Starting => self.core.ready(line.start),
+                    Phase::Busy => self.finish(line.start),
+                    Phase::Idle => {}
+                }
+            }
+            // A prompt line, accepted or not, is the agent's chrome: never the start of content.
+            return;
+        }
+        let Some(turn) = &self.core.turn else { return };
+        if busy || skip || is_interrupt_echo(text) {
+            return;
+        }
+        if turn.content_start.is_none() {
+            if is_echo(text, &turn.inputs) {
+                return;
+            }
+            self.confirm_content(line.start);
+        }
+        if let Some(turn) = &mut self.core.turn {
+            turn.saw_text = true;
+        }
+    }
+
+    fn osc(&mut self, payload: &str, start: u64, end: u64) {
+        if let Some(mark) = payload.strip_prefix("133;") {
+            self.core.osc133 = true;
+            self.osc133(mark, start, end);
+        } else if let Some(url) = payload.strip_prefix("7;") {
+            self.core.cwd = cwd_from_url(url);
+        }
+        let preset = Arc::clone(&self.core.preset);
+        if preset.osc_busy().is_some_and(|b| b.is_match(payload)) {
+            self.core.osc_busy = true;
+            match &mut self.core.turn {
+                Some(turn) => turn.busy_seen = true,
+                // The agent went busy on input we did not see submitted (a key encoding we do
+                // not parse, or an agent-initiated action): its output is still a turn.
+                None if self.core.phase == Phase::Idle && preset.osc_idle().is_some() => {
+                    self.sync(end);
+                    self.core.start_turn(Vec::new(), false, end);
+                    if let Some(turn) = &mut self.core.turn {
+                        turn.busy_seen = true;
+                    }
+                }
+                None => {}
+            }
+        } else if preset.osc_idle().is_some_and(|i| i.is_match(payload)) {
+            self.core.osc_busy = false;
+            self.core.line_veto = false;
+            match self.core.phase {
+                Phase::Starting => self.core.ready(start),
+                Phase::Busy if !self.core.vetoed() => self.finish(start),
+                _ => {}
+            }
+        }
+    }
+
+    fn private_mode(&mut self, mode: u16, set: bool) {
+        if mode == 2004 && self.core.bracketed_paste != set {
+            self.core.bracketed_paste = set;
+            self.core
+                .events
+                .push(Event::BracketedPaste { enabled: set });
+        }
+    }
+}
+
+impl Feed<'_> {
+    /// OSC 133 semantic prompt marks: `A` prompt start, `B` input start, `C` output start,
+    /// `D[;exit]` command end.
+    fn osc133(&mut self, mark: &str, start: u64, end: u64) {
+        let mut parts = mark.split(';');
+        match parts.next() {
+            Some("A") => match self.core.phase {
+                Phase::Starting => self.core.ready(start),
+                Phase::Busy => self.finish(start),
+                Phase::Idle => {}
+            },
+            Some("C") => {
+                if self.core.turn.is_none() && self.core.phase != Phase::Busy {
+                    self.sync(end);
+                    self.core.start_turn(Vec::new(), false, end);
+                }
+                self.confirm_content(end);
+            }
+            Some("D") => {
+                if let Some(turn) = &mut self.core.turn {
+                    turn.end_mark.get_or_insert(start);
+                    turn.exit_code = parts.next().and_then(|code| code.trim().parse().ok());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `line` is the terminal's or the agent's echo of a submitted line: the input itself,
+/// behind at most a short prompt or box decoration.
+pub(crate) fn is_echo(line: &str, inputs: &[String]) -> bool {
+    let line = line.trim_matches(|c: char| c.is_whitespace() || "│┃|".contains(c));
+    inputs.iter().any(|input| {
+        let input = input.trim();
+        !input.is_empty()
+            && (line == input
+                || line
+                    .strip_suffix(input)
+                    .is_some_and(|decoration| decoration.trim().chars().count() <= 12))
+    })
+}
+
+/// The terminal echoes Ctrl+C as `^C`: that is the user's keystroke, not agent output.
+fn is_interrupt_echo(line: &str) -> bool {
+    line.trim().trim_start_matches("^C").trim().is_empty()
+}
+
+/// `file://host/path` (OSC 7) to a local path, percent-decoded.
+fn cwd_from_url(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = &rest[rest.find('/')?..];
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = path.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Cuts the front of a byte tail to a point where a terminal could start reading: just after a
+/// line feed, or at an ESC, so rendering never begins inside an escape sequence.
+fn trim_to_boundary(tail: &[u8]) -> &[u8] {
+    match tail.iter().position(|&b| b == b'\n' || b == 0x1b) {
+        Some(i) if tail[i] == b'\n' => &tail[i + 1..],
+        Some(i) => &tail[i..],
+        None => tail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwd_urls_are_decoded() {
+        assert_eq!(
+            cwd_from_url("file://host/tmp/a%20b").as_deref(),
+            Some("/tmp/a b")
+        );
+        assert_eq!(cwd_from_url("file:///root").as_deref(), Some("/root"));
+        assert_eq!(cwd_from_url("kitty-shell-cwd://h/x").as_deref(), Some("/x"));
+        assert_eq!(cwd_from_url("garbage"), None);
+    }
+
+    #[test]
+    fn echo_lines_are_recognised() {
+        let inputs = ["what is 2+2".to_owned()];
+        assert!(is_echo("$ what is 2+2", &inputs));
+        assert!(is_echo("│ > what is 2+2   │", &inputs));
+        assert!(!is_echo("The answer to what is 2+2 is 4", &inputs));
+        assert!(!is_echo("anything", &[String::new()]));
+        assert!(is_interrupt_echo("^C"));
+        assert!(!is_interrupt_echo("^C then more"));
+    }
+}

@@ -1,0 +1,504 @@
+//! The ANSI-stripped line view of an output stream, with exact byte offsets.
+//!
+//! Lines are cut the way a terminal draws them: a line ends at LF, VT, FF and CR, and at any
+//! vertical cursor movement or absolute positioning; a horizontal cursor movement counts as a
+//! space (TUIs draw the gaps between words with `ESC[nG`); backspace deletes the last character.
+//!
+//! Why not hand everything to `vte`: its ground state executes C0 controls in the middle of a
+//! printable run, so the offset of a line break inside a run is lost, and with `std` its OSC
+//! buffer grows without bound. So this view handles ground-state text and C0 controls itself
+//! (a fast path for printable runs, exact offsets for every line break) and hands only escape
+//! sequences to `vte`, stopping it as soon as a sequence is dispatched. OSC strings longer than
+//! [`MAX_OSC_BYTES`] are abandoned and skipped, so memory stays bounded whatever the stream.
+
+use std::fmt::Write as _;
+
+/// OSC payloads longer than this are skipped unparsed (titles and marks are far shorter).
+pub(crate) const MAX_OSC_BYTES: usize = 8 * 1024;
+/// The line buffer keeps at most this many bytes of a line's text (the most recent ones).
+const MAX_LINE_BYTES: usize = 8 * 1024;
+
+/// One finished line of the view.
+#[derive(Debug)]
+pub(crate) struct Line<'a> {
+    /// The stripped text of the line.
+    pub text: &'a str,
+    /// Offset of the line's first byte in the stream.
+    pub start: u64,
+}
+
+/// What the view reports while it is fed.
+pub(crate) trait ViewSink {
+    /// A line ended.
+    fn line(&mut self, line: &Line<'_>);
+    /// An OSC was dispatched: `payload` is its parameters joined with `;`, `start..end` its bytes.
+    fn osc(&mut self, payload: &str, start: u64, end: u64);
+    /// A DEC private mode was set or reset (`ESC[?Nh` / `ESC[?Nl`).
+    fn private_mode(&mut self, mode: u16, set: bool);
+}
+
+/// What one dispatched escape sequence (or a C0 inside one) means for the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    LineBreak,
+    Space,
+    Backspace,
+    Osc,
+    Mode(u16, bool),
+}
+
+/// The `vte::Perform` half: turns dispatches into [`Action`]s for the view to apply.
+#[derive(Debug, Default)]
+struct Performer {
+    /// True from an ESC until `vte` dispatches the sequence it started.
+    in_escape: bool,
+    /// Actions of the bytes fed since the last drain (at most a few: modes come in lists).
+    actions: Vec<Action>,
+    /// The last OSC payload, joined with `;`.
+    osc: String,
+    /// Text `vte` printed itself (only when it returned to ground without telling us).
+    printed: String,
+}
+
+impl vte::Perform for Performer {
+    fn print(&mut self, c: char) {
+        self.printed.push(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        if let Some(action) = c0_action(byte) {
+            self.actions.push(action);
+        }
+    }
+
+    fn csi_dispatch(
+        &mut self,
+        params: &vte::Params,
+        intermediates: &[u8],
+        _ignore: bool,
+        action: char,
+    ) {
+        self.in_escape = false;
+        match (intermediates, action) {
+            ([], 'A' | 'B' | 'E' | 'F' | 'H' | 'f' | 'd' | 'r' | 'u') => {
+                self.actions.push(Action::LineBreak)
+            }
+            ([], 'C' | 'D' | 'G' | '`' | 'a' | 'I' | 'Z') => self.actions.push(Action::Space),
+            ([b'?'], 'h' | 'l') => {
+                for param in params.iter() {
+                    if let Some(&mode) = param.first() {
+                        self.actions.push(Action::Mode(mode, action == 'h'));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
+        self.in_escape = false;
+        if intermediates.is_empty() && matches!(byte, b'D' | b'E' | b'M' | b'8' | b'c') {
+            self.actions.push(Action::LineBreak);
+        }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
+        // Terminated by ESC, `vte` is now inside the `ESC \` that ends the string: the escape
+        // goes on until that is dispatched.
+        self.in_escape = !bell_terminated;
+        self.osc.clear();
+        for (i, param) in params.iter().enumerate() {
+            if i > 0 {
+                self.osc.push(';');
+            }
+            let _ = write!(self.osc, "{}", String::from_utf8_lossy(param));
+        }
+        self.actions.push(Action::Osc);
+    }
+
+    fn terminated(&self) -> bool {
+        !self.in_escape || !self.actions.is_empty()
+    }
+}
+
+fn c0_action(byte: u8) -> Option<Action> {
+    match byte {
+        b'\n' | 0x0b | 0x0c | b'\r' => Some(Action::LineBreak),
+        0x08 => Some(Action::Backspace),
+        b'\t' => Some(Action::Space),
+        _ => None,
+    }
+}
+
+/// Where the view is between escape sequences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Plain text and C0 controls, handled here.
+    Ground,
+    /// Inside an escape sequence, handled by `vte`.
+    Escape,
+    /// Skipping an over-long OSC string until BEL, ESC or CAN/SUB.
+    SkipString,
+}
+
+/// The line view: fed bytes with their stream offsets, reports lines, OSCs and modes.
+#[derive(Default)]
+pub(crate) struct LineView {
+    parser: vte::Parser,
+    performer: Performer,
+    mode: ModeCell,
+    /// Offset of the ESC that started the current escape sequence.
+    escape_start: u64,
+    /// Bytes of the current escape sequence fed so far.
+    escape_len: usize,
+    /// Whether the current escape sequence is an OSC (`ESC ]`).
+    escape_is_osc: bool,
+    /// The current line's text.
+    line: String,
+    /// Offset of the current line's first byte.
+    line_start: u64,
+    /// Bytes of an incomplete UTF-8 character at the end of the last chunk.
+    carry: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ModeCell(Mode);
+
+impl Default for ModeCell {
+    fn default() -> Self {
+        Self(Mode::Ground)
+    }
+}
+
+impl std::fmt::Debug for LineView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineView")
+            .field("mode", &self.mode)
+            .field("line", &self.line)
+            .field("line_start", &self.line_start)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LineView {
+    /// The text of the line being drawn, not yet ended.
+    pub(crate) fn current_text(&self) -> &str {
+        &self.line
+    }
+
+    /// Offset of the current line's first byte.
+    pub(crate) fn current_start(&self) -> u64 {
+        self.line_start
+    }
+
+    /// Feeds `bytes`, which start at stream offset `base`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], base: u64, sink: &mut impl ViewSink) {
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let offset = base + pos as u64;
+            match self.mode.0 {
+                Mode::Ground => {
+                    let rest = &bytes[pos..];
+                    let run = rest
+                        .iter()
+                        .position(|&b| b < 0x20 || b == 0x7f)
+                        .unwrap_or(rest.len());
+                    if run > 0 {
+                        self.push_text(&rest[..run]);
+                        pos += run;
+                        continue;
+                    }
+                    let byte = rest[0];
+                    pos += 1;
+                    if byte == 0x1b {
+                        self.flush_carry();
+                        self.mode.0 = Mode::Escape;
+                        self.performer.in_escape = true;
+                        self.escape_start = offset;
+                        self.escape_len = 1;
+                        self.escape_is_osc = false;
+                        self.parser.advance(&mut self.performer, &[byte]);
+                    } else if let Some(action) = c0_action(byte) {
+                        self.flush_carry();
+                        self.apply(action, offset + 1, sink);
+                    }
+                }
+                Mode::Escape => {
+                    let rest = &bytes[pos..];
+                    if self.escape_len == 1 {
+                        self.escape_is_osc = rest[0] == b']';
+                    }
+                    let limit = if self.escape_is_osc {
+                        rest.len()
+                            .min(MAX_OSC_BYTES.saturating_sub(self.escape_len).max(1))
+                    } else {
+                        rest.len()
+                    };
+                    let used = self
+                        .parser
+                        .advance_until_terminated(&mut self.performer, &rest[..limit]);
+                    pos += used;
+                    self.escape_len += used;
+                    let end = base + pos as u64;
+                    self.drain_performer(end, sink);
+                    if !self.performer.in_escape {
+                        self.mode.0 = Mode::Ground;
+                    } else if self.escape_is_osc && self.escape_len >= MAX_OSC_BYTES {
+                        // Abandon the string: CAN makes `vte` dispatch what it has and return to
+                        // ground; that partial payload is dropped, and the rest is skipped.
+                        self.parser.advance(&mut self.performer, &[0x18]);
+                        self.performer.actions.clear();
+                        self.performer.in_escape = false;
+                        self.mode.0 = Mode::SkipString;
+                    }
+                }
+                Mode::SkipString => {
+                    let rest = &bytes[pos..];
+                    match rest
+                        .iter()
+                        .position(|&b| matches!(b, 0x07 | 0x18 | 0x1a | 0x1b))
+                    {
+                        Some(i) => {
+                            // BEL, CAN and SUB end the string; ESC starts the `ESC \` that does.
+                            pos += i + usize::from(rest[i] != 0x1b);
+                            self.mode.0 = Mode::Ground;
+                        }
+                        None => pos = bytes.len(),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies what `vte` reported for the bytes up to `end`.
+    fn drain_performer(&mut self, end: u64, sink: &mut impl ViewSink) {
+        if !self.performer.printed.is_empty() {
+            let mut printed = std::mem::take(&mut self.performer.printed);
+            self.append_str(&printed);
+            printed.clear();
+            self.performer.printed = printed;
+        }
+        let start = self.escape_start;
+        let mut actions = std::mem::take(&mut self.performer.actions);
+        for action in actions.drain(..) {
+            match action {
+                Action::Osc => sink.osc(&self.performer.osc, start, end),
+                other => self.apply(other, end, sink),
+            }
+        }
+        self.performer.actions = actions;
+    }
+
+    /// Applies one action whose bytes end at `end`.
+    fn apply(&mut self, action: Action, end: u64, sink: &mut impl ViewSink) {
+        match action {
+            Action::LineBreak => {
+                sink.line(&Line {
+                    text: &self.line,
+                    start: self.line_start,
+                });
+                self.line.clear();
+                self.line_start = end;
+            }
+            Action::Space => {
+                if self
+                    .line
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| !c.is_whitespace())
+                {
+                    self.line.push(' ');
+                }
+            }
+            Action::Backspace => {
+                self.line.pop();
+            }
+            Action::Mode(mode, set) => sink.private_mode(mode, set),
+            // Reported by `drain_performer`, which has the payload.
+            Action::Osc => {}
+        }
+    }
+
+    /// Appends printable bytes (UTF-8, possibly split across chunks) to the line.
+    fn push_text(&mut self, mut bytes: &[u8]) {
+        if !self.carry.is_empty() {
+            // Complete the character cut at the end of the last chunk.
+            while !bytes.is_empty() && self.carry.len() < 4 {
+                self.carry.push(bytes[0]);
+                bytes = &bytes[1..];
+                match std::str::from_utf8(&self.carry) {
+                    Ok(s) => {
+                        let s = s.to_owned();
+                        self.append_str(&s);
+                        self.carry.clear();
+                        break;
+                    }
+                    Err(e) if e.error_len().is_some() => {
+                        self.append_str("\u{fffd}");
+                        self.carry.clear();
+                        break;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        while !bytes.is_empty() {
+            match std::str::from_utf8(bytes) {
+                Ok(s) => {
+                    self.append_str(s);
+                    return;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if let Ok(s) = std::str::from_utf8(&bytes[..valid]) {
+                        self.append_str(s);
+                    }
+                    match e.error_len() {
+                        Some(len) => {
+                            self.append_str("\u{fffd}");
+                            bytes = &bytes[valid + len..];
+                        }
+                        None => {
+                            self.carry.extend_from_slice(&bytes[valid..]);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An incomplete character followed by a control byte is invalid: show it as U+FFFD.
+    fn flush_carry(&mut self) {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            self.append_str("\u{fffd}");
+        }
+    }
+
+    fn append_str(&mut self, s: &str) {
+        self.line.push_str(s);
+        if self.line.len() > MAX_LINE_BYTES {
+            // Keep the most recent half: a prompt is drawn last.
+            let mut cut = self.line.len() - MAX_LINE_BYTES / 2;
+            while !self.line.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.line.drain(..cut);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect {
+        lines: Vec<(String, u64)>,
+        oscs: Vec<(String, u64, u64)>,
+        modes: Vec<(u16, bool)>,
+    }
+
+    impl ViewSink for Collect {
+        fn line(&mut self, line: &Line<'_>) {
+            self.lines.push((line.text.to_owned(), line.start));
+        }
+        fn osc(&mut self, payload: &str, start: u64, end: u64) {
+            self.oscs.push((payload.to_owned(), start, end));
+        }
+        fn private_mode(&mut self, mode: u16, set: bool) {
+            self.modes.push((mode, set));
+        }
+    }
+
+    fn view(bytes: &[u8]) -> (Collect, String) {
+        let mut view = LineView::default();
+        let mut sink = Collect::default();
+        view.feed(bytes, 0, &mut sink);
+        (sink, view.current_text().to_owned())
+    }
+
+    fn texts(c: &Collect) -> Vec<&str> {
+        c.lines.iter().map(|(t, _)| t.as_str()).collect()
+    }
+
+    #[test]
+    fn lines_end_at_terminal_line_breaks_with_offsets() {
+        let (c, rest) = view(b"ab\r\ncd\x1b[2Aef\x1b[5;1Hgh");
+        assert_eq!(texts(&c), ["ab", "", "cd", "ef"]);
+        let starts: Vec<u64> = c.lines.iter().map(|(_, s)| *s).collect();
+        assert_eq!(starts, [0, 3, 4, 10]);
+        let mut v = LineView::default();
+        v.feed(b"ab\r\ncd\x1b[2Aef\x1b[5;1Hgh", 0, &mut Collect::default());
+        assert_eq!(v.current_start(), 18);
+        assert_eq!(rest, "gh");
+    }
+
+    #[test]
+    fn escapes_are_stripped_and_horizontal_moves_are_spaces() {
+        let (_, rest) = view(b"\x1b[1;32mhello\x1b[0m\x1b[3Gworld\x1b[K\tx\x1b[?25l");
+        assert_eq!(rest, "hello world x");
+        let (_, lead) = view(b"\x1b[5G> ");
+        assert_eq!(lead, "> ", "no space before the first character");
+    }
+
+    #[test]
+    fn backspace_is_applied() {
+        let (_, rest) = view(b"abc\x08\x08d");
+        assert_eq!(rest, "ad");
+    }
+
+    #[test]
+    fn oscs_are_reported_with_their_span() {
+        let (c, rest) = view(b"x\x1b]0;\xe2\x9c\xb3 Claude\x07y\x1b]133;D;2\x1b\\z");
+        assert_eq!(c.oscs[0], ("0;✳ Claude".into(), 1, 16));
+        assert_eq!(c.oscs[1], ("133;D;2".into(), 17, 27));
+        assert_eq!(rest, "xyz");
+    }
+
+    #[test]
+    fn private_modes_are_reported() {
+        let (c, _) = view(b"\x1b[?2004h\x1b[?1049;25l");
+        assert_eq!(c.modes, [(2004, true), (1049, false), (25, false)]);
+    }
+
+    #[test]
+    fn utf8_split_across_chunks_and_invalid_bytes() {
+        let mut v = LineView::default();
+        let mut sink = Collect::default();
+        let bytes = "héllo ✳".as_bytes();
+        for (i, b) in bytes.iter().enumerate() {
+            v.feed(std::slice::from_ref(b), i as u64, &mut sink);
+        }
+        assert_eq!(v.current_text(), "héllo ✳");
+        let (_, rest) = view(b"a\xffb\xe2\x9c");
+        assert_eq!(rest, "a\u{fffd}b");
+    }
+
+    #[test]
+    fn an_endless_osc_is_skipped_in_bounded_memory() {
+        let mut v = LineView::default();
+        let mut sink = Collect::default();
+        v.feed(b"a\x1b]0;", 0, &mut sink);
+        let junk = vec![b'x'; 64 * 1024];
+        for i in 0..64 {
+            v.feed(&junk, 6 + i * junk.len() as u64, &mut sink);
+        }
+        v.feed(b"\x07b\n", 6 + 64 * 64 * 1024, &mut sink);
+        assert!(sink.oscs.is_empty());
+        assert_eq!(texts(&sink), ["ab"]);
+        assert!(v.performer.osc.capacity() <= MAX_OSC_BYTES * 2);
+    }
+
+    #[test]
+    fn an_endless_line_keeps_its_tail() {
+        let mut v = LineView::default();
+        let mut sink = Collect::default();
+        let junk = vec![b'x'; 100 * 1024];
+        v.feed(&junk, 0, &mut sink);
+        v.feed(b"$ ", junk.len() as u64, &mut sink);
+        assert!(v.current_text().len() <= MAX_LINE_BYTES);
+        assert!(v.current_text().ends_with("x$ "));
+    }
+}

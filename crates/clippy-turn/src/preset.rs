@@ -1,0 +1,290 @@
+//! Presets: the agent-emitted signals that say "waiting for input" and "still working".
+//!
+//! A preset is data, not code. Each signal is a regular expression matched against something
+//! the agent itself prints — a line of the ANSI-stripped line view, or the payload of an
+//! operating-system command (OSC) such as a window title — so detection never depends on
+//! timing. See `CONTRACTS/TURN.md` for how each preset was derived.
+
+use regex::Regex;
+
+use crate::error::TurnError;
+
+/// The source form of a preset: plain strings, so presets can live in tables and config files.
+///
+/// Every field except `name` is optional; a preset needs at least one of `prompt` or
+/// `osc_idle` to ever detect a turn (OSC 133 marks work with any preset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetSpec {
+    /// The preset's name, as given to `--preset`.
+    pub name: &'static str,
+    /// One line of help for listings.
+    pub description: &'static str,
+    /// Regex on one ANSI-stripped line: a match anywhere in the line is a prompt.
+    pub prompt: Option<&'static str>,
+    /// Regex on a line meaning "still working" (spinner, "esc to interrupt"): vetoes the next prompt match.
+    pub busy_line: Option<&'static str>,
+    /// Regex on an OSC payload (`"<code>;<rest>"`, e.g. `"0;✳ Claude Code"`) meaning idle.
+    pub osc_idle: Option<&'static str>,
+    /// Regex on an OSC payload meaning busy; vetoes prompts until an idle OSC is seen.
+    pub osc_busy: Option<&'static str>,
+    /// When true, a turn only ends after a busy signal was seen since the input was submitted.
+    ///
+    /// For TUIs that repaint their idle screen right after a submit, before going busy.
+    pub require_busy: bool,
+}
+
+/// The presets that ship with clippy, in listing order. `generic` is the fallback.
+pub const PRESETS: &[PresetSpec] = &[
+    PresetSpec {
+        name: "generic",
+        description: "a line that is only a prompt character: `>`, `$`, `#`, `%`, `❯` or `›`, with an optional label",
+        prompt: Some(r"^\s*(?:[\w.@:~/-]+\s*)?[>$#%❯›»]\s*$"),
+        busy_line: None,
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+    },
+    PresetSpec {
+        name: "shell",
+        description: "bash/zsh/sh prompts ending in `$`, `#` or `%` (exact with --shell-integration OSC 133 marks)",
+        prompt: Some(r"[$#%]\s*$"),
+        busy_line: None,
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+    },
+    PresetSpec {
+        name: "python",
+        description: "the Python REPL's `>>> ` primary prompt (`... ` continuation lines are not prompts)",
+        prompt: Some(r"^>>> ?$"),
+        busy_line: None,
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+    },
+    PresetSpec {
+        name: "sqlite",
+        description: "the sqlite3 shell's `sqlite> ` prompt (`   ...> ` continuation lines are not prompts)",
+        prompt: Some(r"^sqlite> ?$"),
+        busy_line: None,
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+    },
+    PresetSpec {
+        name: "aider",
+        description: "Aider's `> ` prompt, optionally prefixed by the edit format (`architect> `, `ask> `, …)",
+        prompt: Some(r"^(?:[\w-]+ )?> ?$"),
+        busy_line: None,
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+    },
+    PresetSpec {
+        name: "claude",
+        description: "Claude Code: window title `✳ …` when idle, a spinner title while working",
+        prompt: None,
+        busy_line: Some(r"esc to interrupt"),
+        osc_idle: Some(r"^[02];✳"),
+        osc_busy: Some(r"^[02];[⠀-⣿·✢✳✶✻✽]"),
+        require_busy: true,
+    },
+    PresetSpec {
+        name: "codex",
+        description: "Codex CLI: its idle composer and OSC 7501 state marks; `esc to interrupt` while working",
+        prompt: Some(r"^\s*›(?:\s|$)"),
+        busy_line: Some(r"esc to interrupt"),
+        osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
+        osc_busy: Some(r"^7501;.*state=working"),
+        require_busy: true,
+    },
+    PresetSpec {
+        name: "gemini",
+        description: "Gemini CLI: window title `◇  Ready` when idle, `✦  Working…` while working",
+        prompt: None,
+        busy_line: Some(r"esc to cancel"),
+        osc_idle: Some(r"^[02];◇"),
+        osc_busy: Some(r"^[02];✦"),
+        require_busy: true,
+    },
+];
+
+/// A preset compiled and checked, ready to drive a [`TurnDetector`](crate::TurnDetector).
+#[derive(Debug, Clone)]
+pub struct Preset {
+    name: String,
+    prompt: Option<Regex>,
+    busy_line: Option<Regex>,
+    osc_idle: Option<Regex>,
+    osc_busy: Option<Regex>,
+    require_busy: bool,
+}
+
+impl Preset {
+    /// Compiles the shipped preset called `name`.
+    ///
+    /// ```
+    /// let python = clippy_turn::Preset::named("python")?;
+    /// assert_eq!(python.name(), "python");
+    /// assert!(clippy_turn::Preset::named("nope").is_err());
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn named(name: &str) -> Result<Self, TurnError> {
+        let spec = PRESETS
+            .iter()
+            .find(|spec| spec.name == name)
+            .ok_or_else(|| TurnError::UnknownPreset {
+                name: name.to_owned(),
+                known: PRESETS
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        Self::from_spec(spec)
+    }
+
+    /// Compiles a preset from its source form, checking every pattern.
+    pub fn from_spec(spec: &PresetSpec) -> Result<Self, TurnError> {
+        Ok(Self {
+            name: spec.name.to_owned(),
+            prompt: spec.prompt.map(|p| compile("prompt", p)).transpose()?,
+            busy_line: spec.busy_line.map(|p| compile("busy", p)).transpose()?,
+            osc_idle: spec.osc_idle.map(|p| compile("OSC idle", p)).transpose()?,
+            osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
+            require_busy: spec.require_busy,
+        })
+    }
+
+    /// A preset made of one custom prompt regex, matched anywhere in each stripped line.
+    ///
+    /// ```
+    /// let custom = clippy_turn::Preset::custom(r"^mysql> $")?;
+    /// assert_eq!(custom.name(), "custom");
+    /// assert!(clippy_turn::Preset::custom("a\nb").is_err());
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn custom(prompt: &str) -> Result<Self, TurnError> {
+        Ok(Self {
+            name: "custom".to_owned(),
+            prompt: Some(compile("prompt", prompt)?),
+            busy_line: None,
+            osc_idle: None,
+            osc_busy: None,
+            require_busy: false,
+        })
+    }
+
+    /// Replaces the line prompt pattern (keeping the preset's other signals).
+    pub fn with_prompt(mut self, prompt: &str) -> Result<Self, TurnError> {
+        self.prompt = Some(compile("prompt", prompt)?);
+        Ok(self)
+    }
+
+    /// The preset's name (`custom` for [`Preset::custom`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn prompt(&self) -> Option<&Regex> {
+        self.prompt.as_ref()
+    }
+
+    pub(crate) fn busy_line(&self) -> Option<&Regex> {
+        self.busy_line.as_ref()
+    }
+
+    pub(crate) fn osc_idle(&self) -> Option<&Regex> {
+        self.osc_idle.as_ref()
+    }
+
+    pub(crate) fn osc_busy(&self) -> Option<&Regex> {
+        self.osc_busy.as_ref()
+    }
+
+    pub(crate) fn require_busy(&self) -> bool {
+        self.require_busy
+    }
+}
+
+impl Default for Preset {
+    /// The `generic` preset, the fallback when a session names none.
+    fn default() -> Self {
+        Self::from_spec(&PRESETS[0]).unwrap_or_else(|_| unreachable!("shipped presets compile"))
+    }
+}
+
+/// Compiles one line pattern, refusing what cannot work one line at a time.
+fn compile(what: &'static str, pattern: &str) -> Result<Regex, TurnError> {
+    if pattern.contains('\n')
+        || pattern.contains("\\n")
+        || pattern.contains('\r')
+        || pattern.contains("\\r")
+    {
+        return Err(TurnError::MultiLinePattern {
+            what,
+            pattern: pattern.to_owned(),
+        });
+    }
+    let regex = Regex::new(pattern).map_err(|source| TurnError::InvalidPattern {
+        what,
+        pattern: pattern.to_owned(),
+        source: Box::new(source),
+    })?;
+    if regex.is_match("") {
+        return Err(TurnError::MatchesEmptyLine {
+            what,
+            pattern: pattern.to_owned(),
+        });
+    }
+    Ok(regex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_preset_compiles() {
+        for spec in PRESETS {
+            Preset::from_spec(spec).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        }
+    }
+
+    #[test]
+    fn refuses_patterns_that_cannot_work_per_line() {
+        assert!(matches!(
+            Preset::custom("a\nb"),
+            Err(TurnError::MultiLinePattern { .. })
+        ));
+        assert!(matches!(
+            Preset::custom(r"a\nb"),
+            Err(TurnError::MultiLinePattern { .. })
+        ));
+        assert!(matches!(
+            Preset::custom("x*"),
+            Err(TurnError::MatchesEmptyLine { .. })
+        ));
+        assert!(matches!(
+            Preset::custom("(unclosed"),
+            Err(TurnError::InvalidPattern { .. })
+        ));
+        let unknown = Preset::named("vim").unwrap_err().to_string();
+        assert!(
+            unknown.contains("generic") && unknown.contains("claude"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn generic_matches_bare_prompts_only() {
+        let generic = Preset::default();
+        let prompt = generic.prompt().unwrap();
+        for line in ["> ", "$ ", "user@host:~$ ", "❯", "  > "] {
+            assert!(prompt.is_match(line), "{line:?}");
+        }
+        for line in ["> quoted text", "cost: $5", "50% done"] {
+            assert!(!prompt.is_match(line), "{line:?}");
+        }
+    }
+}
