@@ -144,6 +144,9 @@ struct Core {
     line_veto: bool,
     /// The stream carries OSC 133 marks: they alone decide prompts.
     osc133: bool,
+    /// The stream has shown the preset's status OSCs: then a prompt line ends a turn only after
+    /// an idle OSC (TUIs draw their input line, and menus that look like it, while busy).
+    osc_status: bool,
     cwd: Option<String>,
     bracketed_paste: bool,
     /// The last output bytes, at most 2 × `PREAMBLE_BYTES`.
@@ -167,6 +170,9 @@ struct Running {
     interrupted: bool,
     /// OSC 133 `D`: where the command's output ended.
     end_mark: Option<u64>,
+    /// The agent said idle (OSC) but draws the rest of its frame after saying so: the turn ends
+    /// at its next prompt line, or at the next input.
+    idle_armed: bool,
     exit_code: Option<i32>,
     /// Output before the turn (for rendering).
     preamble: Vec<u8>,
@@ -192,6 +198,7 @@ impl TurnDetector {
                 osc_busy: false,
                 line_veto: false,
                 osc133: false,
+                osc_status: false,
                 cwd: None,
                 bracketed_paste: false,
                 tail: Vec::new(),
@@ -217,6 +224,16 @@ impl TurnDetector {
 
     /// Feeds bytes written to the child (keystrokes, pastes, injected text).
     pub fn feed_input(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
+        if !bytes.is_empty() && self.core.turn.as_ref().is_some_and(|t| t.idle_armed) {
+            // The user saw the agent idle and acts on it: the turn ended before this input.
+            let offset = self.core.offset;
+            let mut feed = Feed {
+                core: &mut self.core,
+                chunk: &[],
+                base: offset,
+            };
+            feed.finish(offset);
+        }
         let core = &mut self.core;
         self.input.feed(bytes, |key| match key {
             Key::Submit(input) => core.submit(input),
@@ -295,6 +312,7 @@ impl Core {
             busy_seen: self.osc_busy,
             interrupted: false,
             end_mark: None,
+            idle_armed: false,
             exit_code: None,
             preamble,
         });
@@ -305,6 +323,11 @@ impl Core {
         let require_busy =
             self.preset.require_busy() && self.turn.as_ref().is_some_and(|t| !t.busy_seen);
         self.osc_busy || self.line_veto || require_busy
+    }
+
+    /// Whether a prompt *line* seen now ends the running turn (or readies the session).
+    fn accepts_prompt_line(&self) -> bool {
+        !self.vetoed() && (!self.osc_status || self.turn.as_ref().is_none_or(|t| t.idle_armed))
     }
 
     fn ready(&mut self, offset: u64) {
@@ -357,7 +380,8 @@ impl Feed<'_> {
 
     /// The line being drawn when a chunk ends may be a prompt waiting for input.
     fn check_partial_line(&mut self, text: &str, start: u64) {
-        if text.trim().is_empty() || !self.prompt_matches(text) || self.core.vetoed() {
+        if text.trim().is_empty() || !self.prompt_matches(text) || !self.core.accepts_prompt_line()
+        {
             return;
         }
         match self.core.phase {
@@ -462,6 +486,8 @@ impl ViewSink for Feed<'_> {
             self.core.line_veto = true;
             if let Some(turn) = &mut self.core.turn {
                 turn.busy_seen = true;
+                // Still working, or asking something (a permission menu): not idle after all.
+                turn.idle_armed = false;
             }
         }
         let skip = self
@@ -470,9 +496,9 @@ impl ViewSink for Feed<'_> {
             .as_mut()
             .is_some_and(|t| std::mem::take(&mut t.skip_line));
         if !skip && self.prompt_matches(text) {
-            let vetoed = self.core.vetoed();
+            let accepted = self.core.accepts_prompt_line();
             self.core.line_veto = false;
-            if !vetoed {
+            if accepted {
                 match self.core.phase {
                     Phase::Starting => self.core.ready(line.start),
                     Phase::Busy => self.finish(line.start),
@@ -506,6 +532,7 @@ impl ViewSink for Feed<'_> {
         }
         let preset = Arc::clone(&self.core.preset);
         if preset.osc_busy().is_some_and(|b| b.is_match(payload)) {
+            self.core.osc_status = true;
             self.core.osc_busy = true;
             match &mut self.core.turn {
                 Some(turn) => turn.busy_seen = true,
@@ -521,11 +548,20 @@ impl ViewSink for Feed<'_> {
                 None => {}
             }
         } else if preset.osc_idle().is_some_and(|i| i.is_match(payload)) {
+            self.core.osc_status = true;
             self.core.osc_busy = false;
             self.core.line_veto = false;
             match self.core.phase {
                 Phase::Starting => self.core.ready(start),
-                Phase::Busy if !self.core.vetoed() => self.finish(start),
+                Phase::Busy if !self.core.vetoed() => {
+                    if preset.prompt().is_some() {
+                        if let Some(turn) = &mut self.core.turn {
+                            turn.idle_armed = true;
+                        }
+                    } else {
+                        self.finish(start);
+                    }
+                }
                 _ => {}
             }
         }

@@ -31,6 +31,9 @@ pub struct PresetSpec {
     ///
     /// For TUIs that repaint their idle screen right after a submit, before going busy.
     pub require_busy: bool,
+    /// Regex on a line of the *text view* that is the agent's chrome (status bars, tips, "worked
+    /// for 3s"): left out of [`Turn::text`](crate::Turn::text), no effect on detection.
+    pub chrome: Option<&'static str>,
 }
 
 /// The presets that ship with clippy, in listing order. `generic` is the fallback.
@@ -43,6 +46,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
+        chrome: None,
     },
     PresetSpec {
         name: "shell",
@@ -52,6 +56,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
+        chrome: None,
     },
     PresetSpec {
         name: "python",
@@ -61,6 +66,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
+        chrome: None,
     },
     PresetSpec {
         name: "sqlite",
@@ -70,6 +76,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
+        chrome: None,
     },
     PresetSpec {
         name: "aider",
@@ -79,15 +86,17 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
+        chrome: None,
     },
     PresetSpec {
         name: "claude",
-        description: "Claude Code: window title `✳ …` when idle, a spinner title while working",
-        prompt: None,
-        busy_line: Some(r"esc to interrupt"),
+        description: "Claude Code: title `✳ …` when idle (braille spinner while working), then its `❯` input line",
+        prompt: Some(r"^\s*❯(?:\s|$)"),
+        busy_line: Some(r"^\s*[·✢✳✶✻✽*]\s+\S+…|esc to interrupt|^\s*❯\s*\d+\.\s"),
         osc_idle: Some(r"^[02];✳"),
-        osc_busy: Some(r"^[02];[⠀-⣿·✢✳✶✻✽]"),
+        osc_busy: Some(r"^[02];[⠀-⣿]"),
         require_busy: true,
+        chrome: Some(r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+Tip:|\? for shortcuts)"),
     },
     PresetSpec {
         name: "codex",
@@ -97,6 +106,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
         osc_busy: Some(r"^7501;.*state=working"),
         require_busy: true,
+        chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts)"),
     },
     PresetSpec {
         name: "gemini",
@@ -106,6 +116,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: Some(r"^[02];◇"),
         osc_busy: Some(r"^[02];✦"),
         require_busy: true,
+        chrome: None,
     },
 ];
 
@@ -118,6 +129,7 @@ pub struct Preset {
     osc_idle: Option<Regex>,
     osc_busy: Option<Regex>,
     require_busy: bool,
+    chrome: Option<Regex>,
 }
 
 impl Preset {
@@ -153,6 +165,7 @@ impl Preset {
             osc_idle: spec.osc_idle.map(|p| compile("OSC idle", p)).transpose()?,
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
             require_busy: spec.require_busy,
+            chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
         })
     }
 
@@ -172,6 +185,7 @@ impl Preset {
             osc_idle: None,
             osc_busy: None,
             require_busy: false,
+            chrome: None,
         })
     }
 
@@ -204,6 +218,11 @@ impl Preset {
 
     pub(crate) fn require_busy(&self) -> bool {
         self.require_busy
+    }
+
+    #[cfg_attr(not(feature = "text"), allow(dead_code))]
+    pub(crate) fn chrome(&self) -> Option<&Regex> {
+        self.chrome.as_ref()
     }
 }
 

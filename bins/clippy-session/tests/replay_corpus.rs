@@ -1,0 +1,181 @@
+//! Every recording of a real agent in `crates/clippy-turn/tests/corpus/`, replayed with
+//! `clippy-session --replay FILE --preset P --json`, gives exactly the turns its sidecar lists.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../crates/clippy-turn/tests/corpus")
+}
+
+/// Folds whitespace so that indentation and wrapping do not matter when comparing text.
+fn fold(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn replay(cast: &Path, preset: &str) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_clippy-session"))
+        .args([
+            "--replay".as_ref(),
+            cast.as_os_str(),
+            "--preset".as_ref(),
+            preset.as_ref(),
+            "--json".as_ref(),
+        ])
+        .output()
+        .expect("run clippy-session");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        cast.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8 output")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn every_recording_gives_the_turns_its_sidecar_lists() {
+    let mut sidecars: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("corpus directory")
+        .map(|entry| entry.expect("dir entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    sidecars.sort();
+    assert!(sidecars.len() >= 5, "the corpus is missing: {sidecars:?}");
+    let mut failures = Vec::new();
+    for sidecar in &sidecars {
+        let expected: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(sidecar).expect("read sidecar"))
+                .expect("sidecar JSON");
+        let preset = expected["preset"].as_str().expect("preset");
+        let want = expected["turns"].as_array().expect("turns");
+        let got = replay(&sidecar.with_extension("cast"), preset);
+        let name = sidecar
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if got.len() != want.len() {
+            failures.push(format!(
+                "{name}: {} turns, expected {}: {:?}",
+                got.len(),
+                want.len(),
+                got.iter().map(|t| &t["input"]).collect::<Vec<_>>()
+            ));
+            continue;
+        }
+        for (i, (got, want)) in got.iter().zip(want).enumerate() {
+            let text = fold(got["text"].as_str().unwrap_or_default());
+            let reply = fold(want["reply"].as_str().unwrap_or_default());
+            let input = fold(want["input"].as_str().unwrap_or_default());
+            if !text.contains(&reply) {
+                failures.push(format!(
+                    "{name} turn {}: reply {reply:?} not in text {text:?}",
+                    i + 1
+                ));
+            }
+            if !input.is_empty() && text.contains(&input) {
+                failures.push(format!(
+                    "{name} turn {}: the typed input {input:?} is in the text {text:?}",
+                    i + 1
+                ));
+            }
+            if got["interrupted"] != want["interrupted"] {
+                failures.push(format!(
+                    "{name} turn {}: interrupted is {}, expected {}",
+                    i + 1,
+                    got["interrupted"],
+                    want["interrupted"]
+                ));
+            }
+            if got["byte_length"].as_u64().unwrap_or(0) == 0 {
+                failures.push(format!("{name} turn {}: empty content", i + 1));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} recordings disagree:\n{}",
+        failures.len(),
+        sidecars.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn a_bad_recording_or_pattern_exits_4_with_a_message() {
+    let dir = std::env::temp_dir().join(format!("clippy-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.cast");
+    std::fs::write(
+        &bad,
+        "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.5, \"o\"\n",
+    )
+    .expect("write");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_clippy-session"))
+            .args(args)
+            .output()
+            .expect("run")
+    };
+
+    let out = run(&["--replay".as_ref(), bad.as_os_str()]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = run(&["--replay".as_ref(), dir.join("missing.cast").as_os_str()]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
+
+    let good = corpus_dir().join("claude-basic.cast");
+    let out = run(&[
+        "--replay".as_ref(),
+        good.as_os_str(),
+        "--pattern".as_ref(),
+        "(oops".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid prompt pattern"));
+
+    let out = run(&[
+        "--replay".as_ref(),
+        good.as_os_str(),
+        "--preset".as_ref(),
+        "nope".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown preset"));
+
+    let out = run(&["--bogus-flag".as_ref()]);
+    assert_eq!(out.status.code(), Some(4), "clap usage errors exit 4");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_readable_listing_shows_each_turn() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clippy-session"))
+        .args([
+            "--replay".as_ref(),
+            corpus_dir().join("claude-basic.cast").as_os_str(),
+            "--preset".as_ref(),
+            "claude".as_ref(),
+        ])
+        .output()
+        .expect("run");
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listing.contains("── turn 1 (") && listing.contains("── turn 2 ("),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("input: what is the capital of France"),
+        "{listing}"
+    );
+}
