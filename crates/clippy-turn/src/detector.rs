@@ -364,9 +364,13 @@ impl Feed<'_> {
             core.tail.drain(..cut);
         }
         if let Some(turn) = &mut core.turn {
-            let skip = turn.buf_start.saturating_sub(core.synced) as usize;
-            let room = core.max_turn_bytes.saturating_sub(turn.buf.len());
-            if skip < bytes.len() {
+            // The buffer covers `buf_start..buf_start + buf.len()` with no gap: once it is full,
+            // later bytes are not taken even after its head moves to the preamble.
+            let buf_end = turn.buf_start + turn.buf.len() as u64;
+            let from = buf_end.max(core.synced);
+            if buf_end == from && from < upto {
+                let room = core.max_turn_bytes.saturating_sub(turn.buf.len());
+                let skip = (from - core.synced) as usize;
                 let take = (bytes.len() - skip).min(room);
                 turn.buf.extend_from_slice(&bytes[skip..skip + take]);
             }

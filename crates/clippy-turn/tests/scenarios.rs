@@ -1,0 +1,269 @@
+//! The rules of a turn (CONTRACTS/TURN.md), one scenario each.
+
+use clippy_turn::{DetectorConfig, Event, Phase, Preset, Turn, TurnDetector};
+
+/// A detector plus everything it reported, fed as a session would be.
+struct Session {
+    detector: TurnDetector,
+    events: Vec<Event>,
+}
+
+impl Session {
+    fn new(preset: Preset) -> Self {
+        Self::with(DetectorConfig::new(preset))
+    }
+
+    fn with(config: DetectorConfig) -> Self {
+        Self {
+            detector: TurnDetector::new(config),
+            events: Vec::new(),
+        }
+    }
+
+    fn out(&mut self, bytes: &[u8]) -> &mut Self {
+        self.events.extend(self.detector.feed_output(bytes));
+        self
+    }
+
+    fn input(&mut self, bytes: &[u8]) -> &mut Self {
+        self.events.extend(self.detector.feed_input(bytes));
+        self
+    }
+
+    fn turns(&self) -> Vec<&Turn> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TurnCompleted(turn) => Some(turn),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn shell() -> Preset {
+    Preset::custom(r"^\$ $").unwrap()
+}
+
+#[test]
+fn first_prompt_is_ready_not_a_turn() {
+    let mut s = Session::new(shell());
+    s.out(b"welcome\r\n$ ");
+    assert!(matches!(s.events[0], Event::Ready { offset: 9 }));
+    assert!(s.turns().is_empty());
+    assert_eq!(s.detector.phase(), Phase::Idle);
+}
+
+#[test]
+fn a_turn_excludes_the_echo_and_the_prompt_line_and_is_byte_exact() {
+    let mut s = Session::new(shell());
+    s.out(b"$ ")
+        .input(b"ls\r")
+        .out(b"ls\r\n\x1b[34mdir\x1b[0m  file\r\n$ ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].content, b"\x1b[34mdir\x1b[0m  file\r\n");
+    assert_eq!(turns[0].input, "ls");
+    assert_eq!((turns[0].start, turns[0].end), (6, 26));
+    assert!(!turns[0].interrupted && !turns[0].truncated);
+    assert_eq!(turns[0].text(), "dir  file");
+}
+
+#[test]
+fn echo_typed_key_by_key_is_excluded_too() {
+    let mut s = Session::new(shell());
+    s.out(b"$ ");
+    for key in [b'e', b'c', b'h', b'o'] {
+        s.input(&[key]).out(&[key]);
+    }
+    s.input(b"\r").out(b"\r\n\r\n$ ");
+    assert!(s.turns().is_empty(), "no output: no turn");
+    s.input(b"date\r").out(b"date\r\nMon\r\n$ ");
+    assert_eq!(s.turns()[0].content, b"Mon\r\n");
+}
+
+#[test]
+fn consecutive_prompts_without_output_make_no_empty_turn() {
+    let mut s = Session::new(shell());
+    s.out(b"$ ")
+        .input(b"\r")
+        .out(b"\r\n$ ")
+        .input(b"\r")
+        .out(b"\r\n$ ");
+    assert!(s.turns().is_empty());
+    let prompts = s
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Prompt { .. }))
+        .count();
+    assert_eq!(prompts, 3, "{:?}", s.events);
+}
+
+#[test]
+fn ctrl_c_marks_the_turn_interrupted() {
+    let mut s = Session::new(shell());
+    s.out(b"$ ")
+        .input(b"yes\r")
+        .out(b"yes\r\ny\r\ny\r\n")
+        .input(b"\x03")
+        .out(b"^C\r\n$ ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert!(turns[0].interrupted);
+    assert_eq!(turns[0].content, b"y\r\ny\r\n^C\r\n");
+    // The next turn is not interrupted.
+    s.input(b"true\r").out(b"true\r\nok\r\n$ ");
+    assert!(!s.turns()[1].interrupted);
+}
+
+#[test]
+fn a_prompt_pattern_matches_anywhere_in_the_line_on_stripped_text() {
+    let mut s = Session::new(Preset::custom(r"\(venv\) \S+>").unwrap());
+    s.out(b"\x1b[1m(venv)\x1b[0m \x1b[32mC:>\x1b[0m ");
+    assert!(matches!(s.events[0], Event::Ready { .. }));
+}
+
+#[test]
+fn multi_line_input_in_a_repl_is_one_turn() {
+    let mut s = Session::new(Preset::named("python").unwrap());
+    s.out(b">>> ")
+        .input(b"for i in range(2):\r")
+        .out(b"for i in range(2):\r\n... ");
+    s.input(b"  print(i)\r")
+        .out(b"  print(i)\r\n... ")
+        .input(b"\r")
+        .out(b"\r\n0\r\n1\r\n>>> ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].content, b"0\r\n1\r\n");
+    assert_eq!(turns[0].input, "for i in range(2):\n  print(i)");
+}
+
+#[test]
+fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
+    let preset = Preset::from_spec(&clippy_turn::PresetSpec {
+        name: "tui",
+        description: "test",
+        prompt: Some(r"^│ > "),
+        busy_line: Some(r"esc to interrupt"),
+        osc_idle: None,
+        osc_busy: None,
+        require_busy: false,
+        chrome: None,
+    })
+    .unwrap();
+    let frame = |status: &str, body: &str| {
+        format!("\x1b[H\x1b[2J{body}\x1b[5;1H{status}\x1b[6;1H│ > \x1b[6;20H│").into_bytes()
+    };
+    let mut s = Session::new(preset);
+    s.out(&frame("", "")).input(b"hi\r");
+    s.out(&frame("⠋ Working (esc to interrupt)", "thinking"));
+    assert!(
+        s.turns().is_empty(),
+        "busy frame ended the turn: {:?}",
+        s.events
+    );
+    s.out(&frame("", "Hello there"));
+    assert_eq!(s.turns().len(), 1);
+    assert!(s.turns()[0].text().contains("Hello there"));
+}
+
+#[test]
+fn osc_133_marks_are_authoritative_and_carry_exit_code_and_cwd() {
+    let prompt = b"\x1b]133;D;1\x07\x1b]7;file://host/tmp/a%20b\x07\x1b]133;A\x07> \x1b]133;B\x07";
+    // A preset whose line pattern would match the output: OSC 133 overrides it.
+    let mut s = Session::new(Preset::custom("^out").unwrap());
+    s.out(b"\x1b]133;A\x07> \x1b]133;B\x07");
+    assert!(matches!(s.events[0], Event::Ready { .. }));
+    s.input(b"false\r")
+        .out(b"false\r\n\x1b]133;C\x07out 1\r\nout 2\r\n")
+        .out(prompt);
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].content, b"out 1\r\nout 2\r\n");
+    assert_eq!(turns[0].exit_code, Some(1));
+    assert_eq!(turns[0].cwd.as_deref(), Some("/tmp/a b"));
+    assert_eq!(s.detector.cwd(), Some("/tmp/a b"));
+    // A command with no output is no turn, but its prompt still reports the exit code.
+    s.input(b"true\r")
+        .out(b"true\r\n\x1b]133;C\x07\x1b]133;D;0\x07\x1b]133;A\x07> ");
+    assert_eq!(s.turns().len(), 1);
+    assert!(
+        matches!(
+            s.events.last(),
+            Some(Event::Prompt {
+                exit_code: Some(0),
+                ..
+            })
+        ),
+        "{:?}",
+        s.events.last()
+    );
+}
+
+#[test]
+fn an_idle_osc_arms_and_the_prompt_line_completes() {
+    let preset = Preset::named("claude").unwrap();
+    let mut s = Session::new(preset);
+    s.out("\x1b]0;✳ Claude Code\x07❯\u{a0}\r\n".as_bytes());
+    assert!(matches!(s.events[0], Event::Ready { .. }));
+    s.input(b"hello\r");
+    s.out(
+        "\x1b]0;⠂ Claude Code\x07\x1b[2A❯ hello\r\n\x1b[1B✽ Wibbling… (1s)\r\n❯\u{a0}\r\n"
+            .as_bytes(),
+    );
+    assert!(s.turns().is_empty(), "busy: {:?}", s.events);
+    // The idle title comes mid-frame, before the reply is drawn.
+    s.out("\x1b[3A\x1b]0;✳ Claude Code\x07● Hi there.\r\n\x1b[1B❯\u{a0}\r\n".as_bytes());
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].text(), "● Hi there.");
+}
+
+#[test]
+fn long_turns_are_truncated_to_the_limit_and_flagged() {
+    let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
+    s.out(b"$ ")
+        .input(b"cat\r")
+        .out(b"cat\r\n0123456789abcdef\r\n$ ");
+    let turns = s.turns();
+    assert_eq!(turns[0].content, b"0123456789");
+    assert!(turns[0].truncated);
+    assert_eq!(turns[0].end - turns[0].start, 18);
+}
+
+#[test]
+fn bracketed_paste_mode_is_tracked_and_enter_inside_a_paste_is_not_a_submit() {
+    let mut s = Session::new(shell());
+    s.out(b"\x1b[?2004h$ ");
+    assert!(s.detector.bracketed_paste());
+    s.input(b"\x1b[200~echo a\recho b\x1b[201~");
+    assert!(
+        !s.events
+            .iter()
+            .any(|e| matches!(e, Event::Submitted { .. }))
+    );
+    s.input(b"\r");
+    assert!(
+        s.events
+            .iter()
+            .any(|e| matches!(e, Event::Submitted { input } if input == "echo a\necho b"))
+    );
+    s.out(b"\x1b[?2004l");
+    assert!(s.events.contains(&Event::BracketedPaste { enabled: false }));
+}
+
+#[test]
+fn the_text_view_keeps_a_reply_longer_than_the_screen() {
+    let mut s = Session::with(DetectorConfig::new(shell()).size(40, 5).unwrap());
+    s.out(b"old line\r\n$ ")
+        .input(b"seq 20\r")
+        .out(b"seq 20\r\n");
+    for i in 1..=20 {
+        s.out(format!("{i}\r\n").as_bytes());
+    }
+    s.out(b"$ ");
+    let text = s.turns()[0].text();
+    let want: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
+    assert_eq!(text, want.join("\n"));
+}
