@@ -1,6 +1,8 @@
 //! Every recording of a real agent in `crates/clippy-turn/tests/corpus/`, replayed with
 //! `clippy-session --replay FILE --preset P --json`, gives exactly the turns its sidecar lists.
 
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,8 @@
 //! Property tests of the turn machine: chunking invariance, escapes never change detection,
 //! no empty turns, byte-exact contents.
 
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
 use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
 use proptest::prelude::*;
 

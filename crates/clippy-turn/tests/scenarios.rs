@@ -1,5 +1,7 @@
 //! The rules of a turn (CONTRACTS/TURN.md), one scenario each.
 
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
 use clippy_turn::{DetectorConfig, Event, Phase, Preset, Turn, TurnDetector};
 
 /// A detector plus everything it reported, fed as a session would be.
