@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Sanity-check recordings against their sidecars (needs pyte).
+
+For every <name>.json in the corpus directory: the .cast must parse, its "o"
+events must concatenate (UTF-8) to exactly the .out bytes' decoding, and every
+line of each turn's "reply" and "input" must have been visible on the emulated
+screen at some point (screens are sampled after every output event, so text
+that scrolled away or was redrawn in place still counts).
+
+    python3 tools/corpus/check_corpus.py [DIR] [NAME...]
+"""
+import json
+import os
+import sys
+
+import pyte
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT = os.path.join(HERE, "..", "..", "crates", "clippy-turn", "tests", "corpus")
+
+
+class Screen(pyte.Screen):
+    def select_graphic_rendition(self, *attrs, **kw):
+        if not kw.get("private"):
+            super().select_graphic_rendition(*attrs)
+
+
+def seen_lines(cast_path):
+    with open(cast_path, encoding="utf-8") as f:
+        header = json.loads(f.readline())
+        events = [json.loads(l) for l in f if l.strip()]
+    screen = Screen(header["width"], header["height"])
+    stream = pyte.Stream(screen)
+    seen = set()
+    out = []
+    last_t = -1.0
+    for t, kind, data in events:
+        assert t >= last_t, "timestamps go backwards at %s" % t
+        last_t = t
+        if kind == "o":
+            out.append(data)
+            stream.feed(data)
+            for line in screen.display:
+                seen.add(line.rstrip())
+        elif kind == "r":
+            c, r = [int(x) for x in data.split("x")]
+            screen.resize(r, c)
+    return header, "".join(out), seen
+
+
+def check(dirname, name):
+    side = json.load(open(os.path.join(dirname, name + ".json"), encoding="utf-8"))
+    header, out_text, seen = seen_lines(os.path.join(dirname, name + ".cast"))
+    raw = open(os.path.join(dirname, name + ".out"), "rb").read()
+    problems = []
+    if raw.decode("utf-8", "replace") != out_text:
+        problems.append(".cast output != .out decoded")
+    if [header["width"], header["height"]] != side["size"]:
+        problems.append("size mismatch")
+    blob = "\n".join(seen)
+    for i, t in enumerate(side["turns"]):
+        for key in ("reply", "input"):
+            for line in t[key].split("\n"):
+                line = line.strip()
+                if line and line not in blob:
+                    problems.append("turn %d %s line not seen on screen: %r" % (i + 1, key, line))
+    return side, problems
+
+
+def main():
+    args = sys.argv[1:]
+    dirname = args.pop(0) if args and os.path.isdir(args[0]) else DEFAULT
+    names = args or sorted(f[:-5] for f in os.listdir(dirname) if f.endswith(".json"))
+    bad = 0
+    for n in names:
+        side, problems = check(dirname, n)
+        status = "ok" if not problems else "PROBLEM"
+        bad += bool(problems)
+        print("%-8s %-22s %-12s %-10s %dx%d turns=%d" % (status, n, side["agent"], side["agent_version"],
+                                                          side["size"][0], side["size"][1], len(side["turns"])))
+        for p in problems:
+            print("         - " + p)
+    print("%d passed, %d failed" % (len(names) - bad, bad))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

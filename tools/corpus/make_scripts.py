@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Generate scripts/<agent>-{basic,long,interrupt,permission,resize}.json for the agent CLIs.
+
+The generated JSON files are what record.py runs (they are committed too);
+edit this file and re-run it to change them:  python3 tools/corpus/make_scripts.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "scripts")
+
+Q1, A1 = "what is the capital of France", "The capital of France is Paris."
+Q2, A2 = "what is the largest planet", "Jupiter is the largest planet in the solar system."
+Q3, A3 = "what is the square root of 144", "The square root of 144 is 12."
+QL, AL = "please write eighty numbered lines", "Numbered line 80 of 80 for the scrolling test."
+QS, AS = "tell me a slow story", "Slow line 1: one two three four five."
+QT, AT = "please create the marker file", "Done: corpus-marker.txt now exists in the working directory."
+
+COMMON_ENV = {"NO_COLOR": None}
+
+AGENTS = {
+    "claude": {
+        "agent": "claude-code", "preset": "claude", "command": ["claude"],
+        "version_command": ["claude", "--version"],
+        "env": {"HOME": "/tmp/corpus-work/home-$NAME", "ANTHROPIC_BASE_URL": "$MOCK_URL",
+                "ANTHROPIC_AUTH_TOKEN": "mock-token", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"},
+        # idle at start: footer hint is drawn once the input box is up
+        "ready": [{"wait_for": "for shortcuts", "since": "start", "timeout": 30}, {"sleep": 1.0}],
+        # after a submit: a braille spinner title, then the idle ✳ title
+        "done": [{"wait_for_raw": "\\x1b\\]0;[\\u2800-\\u28ff][^\\x07]*\\x07[\\s\\S]*\\x1b\\]0;\\u2733", "timeout": 60}],
+        "interrupt": [{"ctrl_c": True}],
+        "approve": [{"wait_for": "Do you want to proceed", "timeout": 30}, {"sleep": 1.0}, {"key": "enter"}],
+        "exit": [{"send": "/exit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
+        "notes": "Claude Code with ANTHROPIC_BASE_URL pointing at the mock; onboarding/trust skipped via ~/.claude.json (setup_agent.sh). The mock answers Claude Code's side request for a session title with {\"title\": \"Corpus test session\"}, so the OSC 0 title changes from 'Claude Code' to 'Corpus test session' after the first submit. The empty input box is drawn as '\u276f\u00a0' (NBSP); the submitted input is redrawn into the transcript as '\u276f <text>' on a grey background. Exit: '/exit' typed (the slash-command menu pops up while typing) + Enter.",
+        "notes_long": "The reply is rendered as a markdown ordered list indented by two spaces ('  80. Numbered line 80 of 80 ...'); it scrolls past the 30-row screen into the normal scrollback (no alternate screen).",
+        "notes_interrupt": "Ctrl+C (0x03, read as a key in raw mode) during streaming interrupts: the partial text stays, followed by '\u23bf  Interrupted \u00b7 What should Claude do instead?', and the title goes back to the idle \u2733 frame.",
+        "notes_permission": "Bash tool call -> dialog 'Do you want to proceed? \u276f 1. Yes / 2. Yes, and always allow ... / 3. No' (it replaces the input box); answered with Enter (default Yes), which is not a turn. The title shows the idle \u2733 frame while the dialog waits, then a spinner again while the model writes the final answer.",
+        "notes_resize": "Resized 120x40 -> 90x30 between the two turns (TIOCSWINSZ; the kernel sends SIGWINCH).",
+    },
+    "codex": {
+        "agent": "codex", "preset": "codex", "command": ["codex", "--no-daemon"],
+        "version_command": ["codex", "--version"],
+        "env": {"HOME": "/root/corpus-homes/$NAME", "MOCK_API_KEY": "mock-key"},
+        "ready": [{"wait_for_raw": "\\x1b\\]7501;state=idle", "since": "start", "timeout": 30},
+                  {"wait_for": "Ask Codex to do anything", "since": "start", "timeout": 30}, {"sleep": 1.5}],
+        "done": [{"wait_for_raw": "\\x1b\\]7501;state=working[\\s\\S]*\\x1b\\]7501;state=done", "timeout": 60}],
+        "interrupt": [{"ctrl_c": True}],
+        "approve": [{"wait_for": "Would you like to run", "timeout": 30}, {"sleep": 1.0}, {"send": "y", "typed": False}],
+        "exit": [{"send": "/exit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
+        "notes": "Codex (native musl binary from the npm package) with a custom model provider (wire_api=responses) pointing at the mock, approval_policy=on-request, run with --no-daemon (otherwise it starts a background app-server daemon). Full-screen TUI on the alternate screen (?1049h) with mouse tracking, kitty keyboard flags and synchronized output; every word is placed with an absolute CUP (ESC[row;colH), so text on one screen row is not contiguous in the byte stream. OSC 7501 state=idle|working|done. Exit: '/exit' + Enter; after leaving the alternate screen Codex prints token usage and a 'codex resume' hint on the normal screen.",
+        "notes_long": "Codex runs on the alternate screen, so the 80 lines never reach the terminal's scrollback: Codex scrolls its own transcript viewport; each line is visible at the bottom while it streams.",
+        "notes_interrupt": "Ctrl+C during streaming interrupts: partial text stays, then '\u25a0 Conversation interrupted - use /feedback if something went wrong'. OSC 7501 goes working -> idle (not done) for the interrupted turn.",
+        "notes_permission": "The mock's exec_command call asks for sandbox_permissions=require_escalated, which makes Codex show 'Would you like to run the following command? ... \u203a 1. Yes, proceed (y)'; approved with a bare 'y' (no Enter). The composer is replaced by the dialog while it is up.",
+        "notes_resize": "Resized 120x40 -> 90x30 between the two turns; Codex repaints the whole alternate screen.",
+    },
+    "gemini": {
+        "agent": "gemini-cli", "preset": "gemini", "command": ["gemini"],
+        "version_command": ["gemini", "--version"],
+        "env": {"HOME": "/root/corpus-homes/$NAME", "GEMINI_API_KEY": "mock-key", "GOOGLE_GEMINI_BASE_URL": "$MOCK_URL",
+                "GEMINI_TELEMETRY_ENABLED": "false"},
+        "ready": [{"wait_for": "Type your message", "since": "start", "timeout": 30},
+                  {"wait_for_raw": "\\x1b\\]0;\u25c7  Ready", "since": "start", "timeout": 30}, {"sleep": 1.5}],
+        "done": [{"wait_for_raw": "\\x1b\\]0;\u2726  Working[\\s\\S]*\\x1b\\]0;\u25c7  Ready", "timeout": 60}],
+        "interrupt": [{"ctrl_c": True}],
+        "approve": [{"wait_for": "Allow once", "timeout": 30}, {"sleep": 1.0}, {"key": "enter"}],
+        "exit": [{"send": "/quit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
+        "notes": "Gemini CLI with GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL pointing at the mock; settings.json in a private HOME turns off telemetry, update checks and folder trust. Window title (OSC 0, padded with spaces to 80 chars): '\u25c7  Ready (gemini)' idle, '\u2726  Working\u2026 (gemini)' busy, '\u270b  Action Required (gemini)' in a dialog. Ink redraws the whole dynamic area (ESC[2K ESC[1A per line, then the frame) on every change, including each typed key, which makes these recordings large. Exit: '/quit' + Enter.",
+        "notes_long": "The mock sends the 80 lines in chunks of 5 (like the real Gemini API). The answer scrolls into the normal scrollback (no alternate screen).",
+        "notes_interrupt": "Ctrl+C during streaming cancels the request: the partial text stays, then '\u2139 Request cancelled.' and a transient 'Press Ctrl+C again to exit.' hint.",
+        "notes_permission": "run_shell_command -> boxed dialog 'Allow execution of [Shell]? \u25cf 1. Allow once / 2. Allow for this session / 3. No, suggest changes (esc)'; approved with Enter, which is not a turn. The input box is hidden while the dialog is up.",
+        "notes_resize": "Resized 120x40 -> 90x30 between the two turns.",
+    },
+    "aider": {
+        "agent": "aider", "preset": "aider",
+        "command": ["/opt/aider-venv/bin/aider", "--model", "openai/mock-model", "--no-git", "--no-auto-commits",
+                    "--no-show-model-warnings", "--no-check-update", "--analytics-disable", "--no-show-release-notes",
+                    "--edit-format", "diff", "--map-tokens", "0", "--no-detect-urls"],
+        "version_command": ["/opt/aider-venv/bin/aider", "--version"],
+        "env": {"HOME": "/root/corpus-homes/$NAME", "OPENAI_API_KEY": "mock-key", "OPENAI_API_BASE": "$MOCK_URL/v1",
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_CHECK_UPDATE": "false"},
+        "ready": [{"wait_for": "Repo-map: disabled", "since": "start", "timeout": 60}, {"sleep": 2.0}],
+        "done": [{"wait_for": "Tokens: .* received", "timeout": 60}, {"sleep": 1.0}],
+        "interrupt": [{"ctrl_c": True}],
+        "after_interrupt": [{"wait_for": "\\^C", "timeout": 10}, {"sleep": 3.0}],
+        "approve": [{"wait_for": "Run shell command", "timeout": 60}, {"sleep": 1.0}, {"send": "y"}, {"sleep": 0.3}, {"key": "enter"}],
+        "done_tool": [{"wait_for": "Running touch", "timeout": 30}, {"sleep": 2.0}],
+        "tool_reply": "Run this command to create the marker file:",
+        "exit": [{"send": "/exit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
+        "notes": "Aider (prompt_toolkit input, rich markdown output) with OPENAI_API_BASE pointing at the mock (chat completions, streaming). Bracketed paste (ESC[?2004h) is switched on at each '> ' prompt and off right after the submit; no window title, no OSC. The streamed markdown is repainted in place with CR/ESC[2K/ESC[1A. Exit: '/exit' + Enter.",
+        "notes_long": "rich renders the ordered list without the dots (' 80 Numbered line 80 of 80 ...'), so the reply substring leaves the number out.",
+        "notes_interrupt": "Ctrl+C is a real SIGINT here (cooked tty, '^C' echoed by the line discipline); aider prints '^C again to exit', re-renders the partial reply and returns to '> '.",
+        "notes_resize": "Resized 120x40 -> 90x30 between the two turns.",
+        "notes_permission": "Aider has no tool calls: the mock's reply suggests a ```bash block and aider asks 'Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:', answered with 'y' + Enter (that Enter is not a new turn). The model sends no text after the command runs, so the turn's reply is the suggestion text.",
+    },
+}
+
+
+def submit(text):
+    return [{"send": text}, {"sleep": 0.3}, {"key": "enter"}]
+
+
+def turn(q, a, interrupted=False):
+    return {"input": q, "reply": a, "interrupted": interrupted}
+
+
+def scripts_for(key, A):
+    base = {"agent": A["agent"], "preset": A["preset"], "command": A["command"],
+            "version_command": A["version_command"], "cwd": "/tmp/corpus-work/" + key, "mock": True,
+            "setup": "bash $CORPUS_TOOLS/setup_agent.sh " + key, "env": A["env"]}
+    base.update(A.get("extra", {}))
+    out = {}
+    wait_reply = lambda a: [{"wait_for": a.replace(".", "\\."), "timeout": 60}]  # noqa
+    done = A["done"]
+    settle = [{"sleep": 1.0}]
+
+    out["basic"] = dict(base, size=[120, 40], steps=A["ready"]
+                        + submit(Q1) + done + settle + submit(Q2) + done + settle + A["exit"],
+                        turns=[turn(Q1, A1), turn(Q2, A2)])
+    out["long"] = dict(base, size=[100, 30], steps=A["ready"] + submit(QL) + A.get("done_long", done) + settle + A["exit"],
+                       turns=[turn(QL, AL)])
+    out["interrupt"] = dict(base, size=[120, 40], steps=A["ready"] + submit(QS)
+                            + [{"wait_for": "Slow\\s+line\\s+3", "timeout": 60}, {"sleep": 0.5}] + A["interrupt"]
+                            + A.get("after_interrupt", [{"sleep": 3.0}])
+                            + submit(Q2) + done + settle + A["exit"],
+                            turns=[turn(QS, AS, True), turn(Q2, A2)])
+    out["permission"] = dict(base, size=[120, 40], steps=A["ready"] + submit(QT) + A["approve"]
+                             + A.get("done_tool", done) + settle + A["exit"],
+                             turns=[turn(QT, A.get("tool_reply", AT))])
+    out["resize"] = dict(base, size=[120, 40], steps=A["ready"] + submit(Q1) + done + settle
+                         + [{"resize": "90x30"}, {"sleep": 1.5}] + submit(Q3) + done + settle + A["exit"],
+                         turns=[turn(Q1, A1), turn(Q3, A3)])
+    for k, s in out.items():
+        s["name"] = "%s-%s" % (key, k)
+        s["notes"] = A["notes"] + " " + A.get("notes_" + k, "")
+        s["notes"] = s["notes"].strip()
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+    os.makedirs(SCRIPTS, exist_ok=True)
+    keys = sys.argv[1:] or list(AGENTS)
+    for key in keys:
+        for kind, s in scripts_for(key, AGENTS[key]).items():
+            order = ["name", "agent", "preset", "command", "version_command", "size", "cwd", "mock", "setup", "env",
+                     "steps", "turns", "notes"]
+            s = {k: s[k] for k in order if k in s}
+            with open(os.path.join(SCRIPTS, s["name"] + ".json"), "w") as f:
+                json.dump(s, f, indent=1, ensure_ascii=False)
+                f.write("\n")
+            print("wrote", s["name"])
