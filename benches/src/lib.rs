@@ -1,0 +1,258 @@
+//! Inputs and workloads for clippy's benchmarks.
+//!
+//! The generators are deterministic (a fixed-seed xorshift, no clock, no `rand`), so every run
+//! measures the same bytes and results from different runs compare. Each workload is a plain
+//! function over the input cut into [`CHUNK`]-byte pieces, the size a PTY read typically
+//! returns, so the bench file only wires them into criterion and a profiler can call them
+//! directly.
+//!
+//! The baselines ([`vte_baseline`], [`newline_baseline`]) bound what detection can cost: `vte`
+//! is the escape parser the detector's line view is built on, so `detector / vte` is the price
+//! of line assembly and prompt matching; `memchr` is about as fast as any pass over the bytes can go.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+
+/// How much of each input the benchmarks feed: 4 MiB.
+pub const INPUT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes per `feed_output` call: what one PTY read typically returns.
+pub const CHUNK: usize = 4096;
+
+/// A fixed-seed xorshift64: deterministic inputs without a `rand` dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..n` (`n > 0`); the slight modulo bias does not matter here.
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
+        words[self.below(words.len())]
+    }
+}
+
+const LOREM: &[&str] = &[
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet,",
+    "consectetur",
+    "adipiscing",
+    "elit,",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+    "dolore",
+    "magna",
+    "aliqua.",
+    "Ut",
+    "enim",
+    "ad",
+    "minim",
+    "veniam,",
+    "quis",
+    "nostrud",
+    "exercitation",
+    "ullamco",
+    "laboris",
+    "nisi",
+    "aliquip",
+    "ex",
+    "ea",
+    "commodo",
+    "consequat.",
+];
+
+/// Lines of `words` joined by spaces, each 20-100 columns, ended by `\r\n`, until at least
+/// `len` bytes; the result is cut back to `len` at a line end (so it stays valid UTF-8).
+fn lines(seed: u64, len: usize, words: &[&str], sep: &str) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let mut out = String::with_capacity(len + 256);
+    while out.len() < len {
+        let width = 20 + rng.below(80);
+        let start = out.len();
+        out.push_str(rng.pick(words));
+        while out.len() - start < width {
+            out.push_str(sep);
+            out.push_str(rng.pick(words));
+        }
+        out.push_str("\r\n");
+    }
+    let mut out = out.into_bytes();
+    if let Some(end) = out[..len.min(out.len())].iter().rposition(|&b| b == b'\n') {
+        out.truncate(end + 1);
+    }
+    out
+}
+
+/// About `len` bytes of plain ASCII: lorem-ipsum lines ended by `\r\n`, as a program printing
+/// prose to a terminal writes them. No escapes, no prompts.
+pub fn ascii_text(len: usize) -> Vec<u8> {
+    lines(0x9e37_79b9_7f4a_7c15, len, LOREM, " ")
+}
+
+const WIDE: &[&str] = &[
+    "日本語",
+    "の文章",
+    "中文字符",
+    "한국어",
+    "テスト",
+    "🙂",
+    "🚀",
+    "👩‍💻",
+    "✨",
+    "🦀",
+    "│",
+    "─────",
+    "┌──┐",
+    "└──┘",
+    "╭─╮",
+    "╰─╯",
+    "├",
+    "┤",
+    "═══",
+    "║",
+    "é",
+    "ñ",
+    "→",
+    "✳",
+    "❯",
+    "⎿",
+    "·",
+];
+
+/// About `len` bytes of UTF-8-heavy text: CJK, emoji (including a ZWJ sequence), box drawing and
+/// the symbols agent TUIs draw with, in `\r\n`-ended lines. Almost every byte is part of a
+/// multi-byte character, so this measures the UTF-8 decoding paths.
+pub fn utf8_text(len: usize) -> Vec<u8> {
+    lines(0xdead_beef_cafe_f00d, len, WIDE, "")
+}
+
+/// The directory of recorded agent sessions: `crates/clippy-turn/tests/corpus`, found from
+/// this crate's manifest directory at run time (the recordings are not compiled in).
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/clippy-turn/tests/corpus")
+}
+
+/// ANSI-heavy TUI output: every `*.out` recording in `dir` (raw bytes real agents wrote to
+/// their terminal), concatenated in name order and repeated until at least `len` bytes.
+///
+/// # Errors
+/// If `dir` cannot be read, or holds no non-empty `*.out` file.
+pub fn tui_output(dir: &Path, len: usize) -> io::Result<Vec<u8>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "out") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    let mut once = Vec::new();
+    for path in &paths {
+        once.extend_from_slice(&std::fs::read(path)?);
+    }
+    if once.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no recordings (*.out) in {}", dir.display()),
+        ));
+    }
+    let mut out = Vec::with_capacity(len + once.len());
+    while out.len() < len {
+        out.extend_from_slice(&once);
+    }
+    Ok(out)
+}
+
+/// Feeds `bytes` in [`CHUNK`]-byte pieces to a new detector for `preset`, as a session would;
+/// returns the number of events, so the work cannot be optimised away.
+pub fn detect(preset: &Preset, bytes: &[u8]) -> usize {
+    let mut detector = TurnDetector::new(DetectorConfig::new(preset.clone()));
+    let mut events = 0;
+    for chunk in bytes.chunks(CHUNK) {
+        events += detector.feed_output(chunk).count();
+    }
+    events
+}
+
+/// A `vte::Perform` that does nothing: what parsing alone costs.
+#[derive(Debug, Default)]
+struct Discard;
+
+impl vte::Perform for Discard {}
+
+/// Baseline: the same pieces through a bare `vte::Parser` with an empty [`vte::Perform`].
+pub fn vte_baseline(bytes: &[u8]) -> usize {
+    let mut parser = vte::Parser::new();
+    let mut performer = Discard;
+    for chunk in bytes.chunks(CHUNK) {
+        parser.advance(&mut performer, chunk);
+    }
+    bytes.len()
+}
+
+/// Baseline: counting line feeds with `memchr`, over the same pieces.
+pub fn newline_baseline(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(CHUNK)
+        .map(|chunk| memchr::memchr_iter(b'\n', chunk).count())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_inputs_are_long_enough_and_well_formed() {
+        for text in [ascii_text(1 << 16), utf8_text(1 << 16)] {
+            assert!(text.len() > (1 << 16) - 200 && text.len() <= 1 << 16);
+            assert!(text.ends_with(b"\r\n"));
+            assert!(std::str::from_utf8(&text).is_ok());
+        }
+        assert!(ascii_text(1000).is_ascii());
+        let utf8 = utf8_text(1 << 16);
+        let multibyte = utf8.iter().filter(|&&b| b >= 0x80).count();
+        assert!(multibyte * 2 > utf8.len(), "mostly multi-byte characters");
+    }
+
+    #[test]
+    fn generators_are_deterministic() {
+        assert_eq!(ascii_text(5000), ascii_text(5000));
+        assert_eq!(utf8_text(5000), utf8_text(5000));
+    }
+
+    #[test]
+    fn the_corpus_is_found_and_repeated() {
+        let tui = tui_output(&corpus_dir(), 1 << 20).expect("corpus");
+        assert!(tui.len() >= 1 << 20);
+        assert!(tui.contains(&0x1b));
+    }
+
+    #[test]
+    fn workloads_run() {
+        let preset = Preset::named("generic").expect("preset");
+        let text = b"hello\r\n$ ".repeat(10);
+        assert!(detect(&preset, &text) >= 1);
+        assert_eq!(newline_baseline(&text), 10);
+        assert_eq!(vte_baseline(&text), text.len());
+    }
+}
