@@ -93,6 +93,20 @@ fn every_recording_gives_the_turns_its_sidecar_lists() {
                     want["interrupted"]
                 ));
             }
+            // A reply longer than the screen is whole in the text view, each line once.
+            if reply.contains("of 80 for the scrolling test") {
+                let raw_text = got["text"].as_str().unwrap_or_default();
+                for n in 1..=80 {
+                    let needle = format!("Numbered line {n} of 80 ");
+                    let count = raw_text.matches(&needle).count();
+                    if count != 1 {
+                        failures.push(format!(
+                            "{name} turn {}: {needle:?} appears {count} times",
+                            i + 1
+                        ));
+                    }
+                }
+            }
             if got["byte_length"].as_u64().unwrap_or(0) == 0 {
                 failures.push(format!("{name} turn {}: empty content", i + 1));
             }

@@ -81,12 +81,12 @@ pub const PRESETS: &[PresetSpec] = &[
     PresetSpec {
         name: "aider",
         description: "Aider's `> ` prompt, optionally prefixed by the edit format (`architect> `, `ask> `, …)",
-        prompt: Some(r"^(?:[\w-]+ )?> ?$"),
+        prompt: Some(r"^(?:[\w-]+ )?>\s*$"),
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
-        chrome: None,
+        chrome: Some(r"^Tokens: \S+ sent, \S+ received"),
     },
     PresetSpec {
         name: "claude",
@@ -116,7 +116,9 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: Some(r"^[02];◇"),
         osc_busy: Some(r"^[02];✦"),
         require_busy: true,
-        chrome: None,
+        chrome: Some(
+            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\))|\s(?:no sandbox|sandbox-exec)\s",
+        ),
     },
 ];
 

@@ -7,20 +7,13 @@
 //! agent's prompt and busy lines (input box, spinners), box-drawing chrome and the echo of the
 //! submitted input.
 
+use std::collections::HashSet;
+use std::num::NonZeroU16;
+
 use vt100::capture::{BasicFormattedCaptureState, RowContents};
 
 use crate::detector::is_echo;
 use crate::turn::Turn;
-
-/// One screen row as text.
-#[derive(Debug)]
-struct Row {
-    text: String,
-    /// The row continues on the next one (the line was wider than the screen).
-    wrapped: bool,
-    /// The row is unchanged from the screen before the turn.
-    old: bool,
-}
 
 /// Collects rows as they scroll off the top of the emulated screen.
 #[derive(Default)]
@@ -30,6 +23,14 @@ struct ScrolledRows {
     wrapped: Vec<bool>,
     state: BasicFormattedCaptureState,
     scratch: String,
+}
+
+impl ScrolledRows {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.wrapped.clear();
+        self.state = BasicFormattedCaptureState::default();
+    }
 }
 
 impl vt100::Callbacks for ScrolledRows {
@@ -74,51 +75,38 @@ impl Turn {
     /// ```
     pub fn text(&self) -> String {
         let ctx = &self.render;
-        let (Some(rows), Some(cols)) = (
-            std::num::NonZeroU16::new(ctx.rows),
-            std::num::NonZeroU16::new(ctx.cols),
-        ) else {
+        let (Some(rows), Some(cols)) = (NonZeroU16::new(ctx.rows), NonZeroU16::new(ctx.cols))
+        else {
             return String::new();
         };
         let mut parser = vt100::Parser::new_with_callbacks(rows, cols, 0, ScrolledRows::default());
+        // What was on screen, or scrolled past, before the turn: old, even when redrawn.
         parser.process(&ctx.preamble);
-        let before: Vec<String> = parser.screen().rows(0, ctx.cols).collect();
-        *parser.callbacks_mut() = ScrolledRows::default();
-        parser.process(&self.content);
-
-        let screen_rows: Vec<String> = parser.screen().rows(0, ctx.cols).collect();
-        let scrolled = std::mem::take(parser.callbacks_mut());
-        let shift = scrolled.rows.len();
-        let mut all = Vec::with_capacity(shift + screen_rows.len());
-        for (i, text) in scrolled.rows.into_iter().enumerate() {
-            let last_wrapped = parser.screen().row_wrapped(0);
-            let wrapped = scrolled.wrapped.get(i).copied().unwrap_or(last_wrapped);
-            let old = before
-                .get(i)
-                .is_some_and(|b| b.trim_end() == text.trim_end());
-            all.push(Row { text, wrapped, old });
+        let mut old: HashSet<String> = HashSet::new();
+        let before = std::mem::take(parser.callbacks_mut());
+        for row in before
+            .rows
+            .into_iter()
+            .chain(parser.screen().rows(0, ctx.cols))
+        {
+            let row = row.trim().to_owned();
+            if !row.is_empty() {
+                old.insert(row);
+            }
         }
-        for (i, text) in screen_rows.into_iter().enumerate() {
-            let wrapped = parser.screen().row_wrapped(i as u16);
-            let old = before
-                .get(i + shift)
-                .is_some_and(|b| b.trim_end() == text.trim_end());
-            all.push(Row { text, wrapped, old });
-        }
+        let rows = if parser.screen().alternate_screen() {
+            frame_rows(&mut parser, &self.content, ctx.cols)
+        } else {
+            scrolled_rows(&mut parser, &self.content, ctx.cols)
+        };
 
         let mut lines: Vec<String> = Vec::new();
         let mut current = String::new();
-        let mut current_old = true;
-        for row in all {
-            current.push_str(if row.wrapped {
-                &row.text
-            } else {
-                row.text.trim_end()
-            });
-            current_old &= row.old;
-            if !row.wrapped {
+        for (text, wrapped) in rows {
+            current.push_str(if wrapped { &text } else { text.trim_end() });
+            if !wrapped {
                 let line = std::mem::take(&mut current);
-                if !std::mem::replace(&mut current_old, true) && self.keep_line(&line) {
+                if self.keep_line(&line) {
                     lines.push(line);
                 } else if !line.trim().is_empty() {
                     // A dropped line with text separates paragraphs like a blank one would.
@@ -126,10 +114,17 @@ impl Turn {
                 }
             }
         }
-        if !current.is_empty() && !current_old && self.keep_line(&current) {
+        if !current.is_empty() && self.keep_line(&current) {
             lines.push(current);
         }
-        tidy(lines)
+        // Old transcript above the reply and the agent's unchanged footer below it.
+        let is_old = |line: &String| line.trim().is_empty() || old.contains(line.trim());
+        let first = lines.iter().position(|l| !is_old(l)).unwrap_or(lines.len());
+        let last = lines
+            .iter()
+            .rposition(|l| !is_old(l))
+            .map_or(first, |i| i + 1);
+        tidy(&lines[first..last.max(first)])
     }
 
     /// Whether a rendered line belongs to the reply (and not to the agent's chrome).
@@ -150,8 +145,114 @@ impl Turn {
     }
 }
 
+/// The rows of a turn drawn on the normal screen: those that scrolled off the top, then the
+/// screen. Each row comes with whether it wraps onto the next.
+fn scrolled_rows(
+    parser: &mut vt100::Parser<ScrolledRows>,
+    content: &[u8],
+    cols: u16,
+) -> Vec<(String, bool)> {
+    // `ESC[3J` clears the scrollback: TUIs that reprint their whole transcript (Gemini CLI)
+    // send it first, and a person then sees only the reprint.
+    for (i, part) in split_after(content, b"\x1b[3J").enumerate() {
+        if i > 0 {
+            parser.callbacks_mut().clear();
+        }
+        parser.process(part);
+    }
+    let scrolled = std::mem::take(parser.callbacks_mut());
+    let last_wrapped = parser.screen().row_wrapped(0);
+    let mut rows: Vec<(String, bool)> = Vec::new();
+    for (i, text) in scrolled.rows.into_iter().enumerate() {
+        rows.push((
+            text,
+            scrolled.wrapped.get(i).copied().unwrap_or(last_wrapped),
+        ));
+    }
+    for (i, text) in parser.screen().rows(0, cols).enumerate() {
+        rows.push((text, parser.screen().row_wrapped(i as u16)));
+    }
+    rows
+}
+
+/// The rows of a turn drawn by a full-screen TUI on the alternate screen, where nothing
+/// scrolls into a scrollback: the TUI scrolls a long reply by redrawing. The screen is read at
+/// each frame's end (`ESC[?2026l`, synchronized output, or before each cursor-home), and each
+/// frame's rows are stitched into one transcript in order of first appearance; a row that grew
+/// in place (streamed text) replaces its shorter self.
+fn frame_rows(
+    parser: &mut vt100::Parser<ScrolledRows>,
+    content: &[u8],
+    cols: u16,
+) -> Vec<(String, bool)> {
+    let marker: &[u8] = if memmem(content, b"\x1b[?2026l").is_some() {
+        b"\x1b[?2026l"
+    } else {
+        b"\x1b[H"
+    };
+    let mut transcript: Vec<String> = Vec::new();
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut previous: Vec<Option<usize>> = Vec::new();
+    for part in split_after(content, marker) {
+        parser.process(part);
+        let mut current = Vec::new();
+        for (row, text) in parser.screen().rows(0, cols).enumerate() {
+            let text = text.trim_end().to_owned();
+            if text.trim().is_empty() {
+                current.push(None);
+                continue;
+            }
+            if let Some(&at) = positions.get(&text) {
+                current.push(Some(at));
+                continue;
+            }
+            // The same row of the last frame held a prefix of this one: it grew.
+            let grown = previous
+                .get(row)
+                .copied()
+                .flatten()
+                .filter(|&at| text.starts_with(transcript[at].as_str()));
+            let at = match grown {
+                Some(at) => {
+                    positions.remove(&transcript[at]);
+                    transcript[at] = text.clone();
+                    at
+                }
+                None => {
+                    transcript.push(text.clone());
+                    transcript.len() - 1
+                }
+            };
+            positions.insert(text, at);
+            current.push(Some(at));
+        }
+        previous = current;
+    }
+    transcript.into_iter().map(|line| (line, false)).collect()
+}
+
+fn memmem(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Splits `content` just after each occurrence of `marker`.
+fn split_after<'a>(content: &'a [u8], marker: &'static [u8]) -> impl Iterator<Item = &'a [u8]> {
+    let mut rest = content;
+    let mut first = true;
+    std::iter::from_fn(move || {
+        if rest.is_empty() && !first {
+            return None;
+        }
+        first = false;
+        let cut = memmem(rest, marker).map_or(rest.len(), |i| i + marker.len());
+        let (part, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(part)
+    })
+}
+
 /// Removes blank lines at both ends and folds runs of blank lines into one.
-fn tidy(lines: Vec<String>) -> String {
+fn tidy(lines: &[String]) -> String {
     let mut out = String::new();
     let mut blank_run = false;
     for line in lines {
