@@ -2,8 +2,13 @@
 //! `--replay`, run turn detection over an asciicast recording to check a preset offline.
 
 mod asciicast;
+mod live;
 mod replay;
+mod session_id;
+mod shell_integration;
+mod sink;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,6 +37,46 @@ struct Args {
     /// With --replay: one JSON object per turn instead of a readable listing.
     #[arg(long, requires = "replay")]
     json: bool,
+    /// A name for the session, accepted wherever a session ID is.
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Keep the session's spool file in DIR (as `<session-id>.spool`) when the session ends.
+    #[arg(long, value_name = "DIR")]
+    keep_spool: Option<PathBuf>,
+    /// Do not start or contact a broker (turns are still detected and logged).
+    #[arg(long)]
+    no_broker: bool,
+    /// Set CLIPPY_SESSION_ID in the child's environment (nothing is set otherwise).
+    #[arg(long)]
+    export_session_id: bool,
+    /// Start bash or zsh with OSC 133/OSC 7 marks, for exact turn boundaries, exit codes and cwd.
+    #[arg(long)]
+    shell_integration: bool,
+    /// Append every detected turn to FILE as one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    turn_log: Option<PathBuf>,
+    /// PTY size when stdin is not a terminal.
+    #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = parse_size)]
+    size: clippy_pty::WinSize,
+    /// The command to wrap, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+fn parse_size(text: &str) -> Result<clippy_pty::WinSize, String> {
+    let (cols, rows) = text
+        .split_once('x')
+        .ok_or("expected COLSxROWS, e.g. 120x40")?;
+    let cols: u16 = cols
+        .parse()
+        .map_err(|_| format!("bad column count {cols:?}"))?;
+    let rows: u16 = rows
+        .parse()
+        .map_err(|_| format!("bad row count {rows:?}"))?;
+    if cols == 0 || rows == 0 {
+        return Err("the size must be at least 1x1".into());
+    }
+    Ok(clippy_pty::WinSize::new(cols, rows))
 }
 
 fn presets_help() -> String {
@@ -61,15 +106,41 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let Some(path) = &args.replay else {
-        eprintln!("clippy-session: nothing to do: give --replay FILE.cast");
-        return ExitCode::from(EXIT_USAGE);
+    if let Some(path) = &args.replay {
+        return match replay::run(path, config, args.json, &mut std::io::stdout().lock()) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("clippy-session: {e}");
+                ExitCode::from(EXIT_USAGE)
+            }
+        };
+    }
+    let mut command = args.command;
+    if command.is_empty() && args.shell_integration {
+        command.push(std::env::var_os("SHELL").unwrap_or_else(|| "bash".into()));
+    }
+    let options = live::Options {
+        command,
+        detector: config,
+        name: args.name,
+        keep_spool: args.keep_spool,
+        export_session_id: args.export_session_id,
+        shell_integration: args.shell_integration,
+        turn_log: args.turn_log,
+        headless_size: args.size,
     };
-    match replay::run(path, config, args.json, &mut std::io::stdout().lock()) {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
+    match live::run(options) {
+        Ok(status) => match status.signal() {
+            Some(signal) => clippy_pty::reraise(signal),
+            None => ExitCode::from(status.code_for_shell().clamp(0, 255) as u8),
+        },
+        Err(e @ live::SessionError::Usage(_)) => {
             eprintln!("clippy-session: {e}");
             ExitCode::from(EXIT_USAGE)
+        }
+        Err(e) => {
+            eprintln!("clippy-session: {e}");
+            ExitCode::FAILURE
         }
     }
 }

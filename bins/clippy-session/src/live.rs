@@ -1,0 +1,437 @@
+//! The live wrapper: one agent in one PTY, bytes moved first, turns detected on the side.
+//!
+//! One mio loop. Child output goes to the user's terminal *before* anything else looks at it;
+//! then the detector and the spool get their copy. User input goes to the child first, then to
+//! the detector. Slow work (rendering turns, logs, the broker) happens on the sink thread.
+
+use std::ffi::OsString;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::path::PathBuf;
+
+use clippy_pty::{
+    Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
+};
+use clippy_spool::{SpoolDir, SpoolWriter};
+use clippy_turn::{DetectorConfig, Event, TurnDetector};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::shell_integration;
+use crate::sink::{self, SessionEvent};
+
+const STDIN: Token = Token(0);
+const MASTER: Token = Token(1);
+const SIGNALS: Token = Token(2);
+/// How much is read from the child at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What the wrapper was asked to do.
+#[derive(Debug)]
+pub struct Options {
+    pub command: Vec<OsString>,
+    pub detector: DetectorConfig,
+    pub name: Option<String>,
+    pub keep_spool: Option<PathBuf>,
+    pub export_session_id: bool,
+    pub shell_integration: bool,
+    pub turn_log: Option<PathBuf>,
+    /// The PTY size when stdin is not a terminal.
+    pub headless_size: WinSize,
+}
+
+/// Why the session could not run. `Usage` errors exit 4, the others 1.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: &'static str,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Pty(#[from] clippy_pty::PtyError),
+}
+
+fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> SessionError {
+    move |source| SessionError::Io { context, source }
+}
+
+/// Runs the session to its end and returns how the child ended (the terminal already restored).
+pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
+    // Signals first, so none between here and the loop is lost.
+    let signals = SignalPipe::new()?;
+    RawModeGuard::install_panic_restore();
+
+    let (spool_dir, session_id) = create_session_dir()?;
+    let mut command = options.command.clone();
+    let mut extra_env = Vec::new();
+    if options.shell_integration {
+        let wrapped = shell_integration::wrap(&command, spool_dir.path())
+            .map_err(io("cannot write the shell integration files"))?;
+        if let Some(wrapped) = wrapped {
+            command = wrapped.command;
+            extra_env = wrapped.env;
+        }
+    }
+    let Some((program, args)) = command.split_first() else {
+        return Err(SessionError::Usage(
+            "no command given: clippy-session [OPTIONS] -- COMMAND [ARGS…]".into(),
+        ));
+    };
+    let mut spec = CommandSpec::new(program.clone()).args(args.iter().cloned());
+    for (key, value) in extra_env {
+        spec = spec.env(key, value);
+    }
+    if options.export_session_id {
+        spec = spec.env("CLIPPY_SESSION_ID", &session_id);
+    }
+
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let size = clippy_pty::terminal_size(stdin.as_fd())
+        .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
+        .unwrap_or(options.headless_size);
+    let pair = clippy_pty::openpty(size)?;
+    let mut child = match pair.slave.spawn(&spec) {
+        Ok(child) => child,
+        Err(e @ clippy_pty::PtyError::Spawn { .. }) => {
+            let _ = SpoolWriter::create(spool_dir).and_then(|w| w.finish(None));
+            return Err(SessionError::Usage(e.to_string()));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    drop(pair.slave);
+    let master = pair.master;
+    master.set_nonblocking(true)?;
+
+    let spool = SpoolWriter::create(spool_dir).map_err(|e| SessionError::Usage(e.to_string()))?;
+    let (events, sink_thread) =
+        sink::start(options.turn_log.clone()).map_err(io("cannot start the session"))?;
+    let _ = events.send(SessionEvent::Started {
+        session_id: session_id.clone(),
+        name: options.name.clone(),
+    });
+
+    let detector = TurnDetector::new(
+        options
+            .detector
+            .size(size.cols.max(1), size.rows.max(1))
+            .map_err(|e| SessionError::Usage(e.to_string()))?,
+    );
+    let guard = RawModeGuard::enter(stdin.as_fd())?;
+    let mut session = Session {
+        master,
+        detector,
+        spool: Some(spool),
+        spool_failed: false,
+        events,
+        pending_input: Vec::new(),
+        guard,
+    };
+    let status = session.pump(&mut child, &signals);
+    let keep = options.keep_spool.as_deref();
+    if let Some(spool) = session.spool.take()
+        && let Err(e) = spool.finish(keep)
+    {
+        eprintln!("clippy-session: {e}");
+    }
+    let Session { events, guard, .. } = session;
+    drop(guard);
+    drop(events);
+    let _ = sink_thread.join();
+    status
+}
+
+/// Creates `$XDG_RUNTIME_DIR/clippy/sessions/<id>/` under a fresh ID.
+fn create_session_dir() -> Result<(SpoolDir, String), SessionError> {
+    let runtime =
+        clippy_spool::runtime_dir_from_env().map_err(|e| SessionError::Usage(e.to_string()))?;
+    let mut last = None;
+    for bump in 0..64 {
+        let id = crate::session_id::generate(bump);
+        if clippy_spool::session_dir(&runtime, &id).exists() {
+            continue;
+        }
+        match SpoolDir::create(&runtime, &id) {
+            Ok(dir) => return Ok((dir, id)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(SessionError::Usage(last.map_or_else(
+        || "no free session ID".to_owned(),
+        |e| e.to_string(),
+    )))
+}
+
+struct Session {
+    master: PtyMaster,
+    detector: TurnDetector,
+    spool: Option<SpoolWriter>,
+    spool_failed: bool,
+    events: sink::Events,
+    /// Input read from the user that the child has not taken yet.
+    pending_input: Vec<u8>,
+    guard: Option<RawModeGuard>,
+}
+
+impl Session {
+    /// Moves bytes until the child is gone; returns its exit status.
+    fn pump(
+        &mut self,
+        child: &mut Child,
+        signals: &SignalPipe,
+    ) -> Result<ExitStatus, SessionError> {
+        let mut poll = Poll::new().map_err(io("cannot create the event loop"))?;
+        let stdin = std::io::stdin();
+        let stdin_fd = stdin.as_raw_fd();
+        let master_fd = self.master.as_raw_fd();
+        let signal_fd = signals.as_fd().as_raw_fd();
+        // A stdin that epoll refuses (a regular file, /dev/null) is simply not read.
+        let mut stdin_open = poll
+            .registry()
+            .register(&mut SourceFd(&stdin_fd), STDIN, Interest::READABLE)
+            .is_ok();
+        poll.registry()
+            .register(&mut SourceFd(&master_fd), MASTER, Interest::READABLE)
+            .map_err(io("cannot watch the PTY"))?;
+        poll.registry()
+            .register(&mut SourceFd(&signal_fd), SIGNALS, Interest::READABLE)
+            .map_err(io("cannot watch signals"))?;
+
+        let mut events = Events::with_capacity(16);
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut exited: Option<ExitStatus> = None;
+        let mut pending_signals = Vec::new();
+        loop {
+            if let Err(e) = poll.poll(&mut events, None) {
+                if e.kind() == ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(SessionError::Io {
+                    context: "the event loop failed",
+                    source: e,
+                });
+            }
+            for event in &events {
+                match event.token() {
+                    MASTER => {
+                        if event.is_readable() && !self.read_child(&mut buf)? {
+                            // The child side closed: collect the child.
+                            return Ok(match exited {
+                                Some(status) => status,
+                                None => child.wait()?,
+                            });
+                        }
+                        if event.is_writable() {
+                            self.flush_input()?;
+                        }
+                    }
+                    STDIN if stdin_open && !self.read_user(&stdin, &mut buf)? => {
+                        stdin_open = false;
+                        let _ = poll.registry().deregister(&mut SourceFd(&stdin_fd));
+                    }
+                    SIGNALS => {
+                        pending_signals.clear();
+                        signals.drain_into(&mut pending_signals)?;
+                        for &signal in &pending_signals {
+                            if let Some(status) = self.on_signal(signal, child)? {
+                                exited = Some(status);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(status) = exited {
+                // Drain what the child left in the PTY, then go.
+                while self.read_child(&mut buf)? {}
+                return Ok(status);
+            }
+            let want = if self.pending_input.is_empty() {
+                Interest::READABLE
+            } else {
+                Interest::READABLE | Interest::WRITABLE
+            };
+            poll.registry()
+                .reregister(&mut SourceFd(&master_fd), MASTER, want)
+                .map_err(io("cannot watch the PTY"))?;
+        }
+    }
+
+    /// Reads what the child wrote and passes it on. `false` once the child side is closed (or,
+    /// when draining, nothing more is there).
+    fn read_child(&mut self, buf: &mut [u8]) -> Result<bool, SessionError> {
+        loop {
+            let n = match (&self.master).read(buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(true),
+                // EIO: the last process holding the slave went away.
+                Err(e) if e.raw_os_error() == Some(nix::libc::EIO) => return Ok(false),
+                Err(e) => {
+                    return Err(SessionError::Io {
+                        context: "cannot read from the PTY",
+                        source: e,
+                    });
+                }
+            };
+            let bytes = &buf[..n];
+            // The user's terminal first, unmodified.
+            write_all(std::io::stdout().as_fd(), bytes)
+                .map_err(io("cannot write to the terminal"))?;
+            self.append_spool(bytes);
+            let events: Vec<Event> = self.detector.feed_output(bytes).collect();
+            self.dispatch(events);
+            if n < buf.len() {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Reads the user's input and sends it to the child. `false` at end of input.
+    fn read_user(&mut self, stdin: &std::io::Stdin, buf: &mut [u8]) -> Result<bool, SessionError> {
+        if !self.pending_input.is_empty() {
+            // The child has not taken the last input yet: leave the rest in the kernel.
+            return Ok(true);
+        }
+        let n = loop {
+            match nix::unistd::read(stdin.as_fd(), buf) {
+                Ok(n) => break n,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(nix::errno::Errno::EAGAIN) => return Ok(true),
+                Err(e) => {
+                    return Err(SessionError::Io {
+                        context: "cannot read the terminal",
+                        source: e.into(),
+                    });
+                }
+            }
+        };
+        if n == 0 {
+            return Ok(false);
+        }
+        let bytes = &buf[..n];
+        self.pending_input.extend_from_slice(bytes);
+        self.flush_input()?;
+        let events: Vec<Event> = self.detector.feed_input(bytes).collect();
+        self.dispatch(events);
+        Ok(true)
+    }
+
+    /// Writes pending input to the child as far as it takes it.
+    fn flush_input(&mut self) -> Result<(), SessionError> {
+        while !self.pending_input.is_empty() {
+            match (&self.master).write(&self.pending_input) {
+                Ok(n) => {
+                    self.pending_input.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                // The child is gone; its exit is handled by the read side.
+                Err(e) if e.raw_os_error() == Some(nix::libc::EIO) => {
+                    self.pending_input.clear();
+                    return Ok(());
+                }
+                Err(e) => {
+                    return Err(SessionError::Io {
+                        context: "cannot write to the PTY",
+                        source: e,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn append_spool(&mut self, bytes: &[u8]) {
+        let Some(spool) = &mut self.spool else { return };
+        if let Err(e) = spool.append(bytes)
+            && !self.spool_failed
+        {
+            self.spool_failed = true;
+            let _ = self.events.send(SessionEvent::SpoolFailed(e.to_string()));
+        }
+    }
+
+    fn dispatch(&mut self, events: Vec<Event>) {
+        for event in events {
+            let out = match event {
+                Event::TurnCompleted(turn) => {
+                    let span = self.spool.as_ref().and_then(|s| {
+                        Some((s.spool_offset_of(turn.start)?, s.spool_offset_of(turn.end)?))
+                    });
+                    SessionEvent::Turn {
+                        turn: Box::new(turn),
+                        spool_span: span,
+                    }
+                }
+                _ => continue,
+            };
+            let _ = self.events.send(out);
+        }
+    }
+
+    /// Handles one signal; returns the child's status once it has exited.
+    fn on_signal(
+        &mut self,
+        signal: Signal,
+        child: &mut Child,
+    ) -> Result<Option<ExitStatus>, SessionError> {
+        match signal {
+            Signal::SIGWINCH => {
+                let stdin = std::io::stdin();
+                let stdout = std::io::stdout();
+                if let Some(size) = clippy_pty::terminal_size(stdin.as_fd())
+                    .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
+                {
+                    self.master.resize(size)?;
+                    let _ = self.detector.resize(size.cols.max(1), size.rows.max(1));
+                }
+            }
+            Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP | Signal::SIGQUIT => {
+                let _ = child.signal_group(signal);
+            }
+            Signal::SIGTSTP => {
+                let _ = child.signal_group(Signal::SIGTSTP);
+                if let Some(guard) = &self.guard {
+                    guard.restore()?;
+                }
+                clippy_pty::suspend_self()?;
+                // Resumed.
+                if let Some(guard) = &self.guard {
+                    guard.reenter()?;
+                }
+                let _ = child.signal_group(Signal::SIGCONT);
+            }
+            Signal::SIGCONT => {
+                if let Some(guard) = &self.guard {
+                    guard.reenter()?;
+                }
+                let _ = child.signal_group(Signal::SIGCONT);
+            }
+            Signal::SIGCHLD => return Ok(child.try_wait()?),
+            _ => {}
+        }
+        Ok(None)
+    }
+}
+
+/// Writes all of `bytes` to `fd`, waiting for it when it is non-blocking.
+fn write_all(fd: BorrowedFd<'_>, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match nix::unistd::write(fd, bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(nix::errno::Errno::EAGAIN) => {
+                let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLOUT)];
+                let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
