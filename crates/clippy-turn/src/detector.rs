@@ -378,13 +378,15 @@ impl Feed<'_> {
         core.synced = upto;
     }
 
-    fn prompt_matches(&self, text: &str) -> bool {
+    fn prompt_matches(&self, text: &[u8]) -> bool {
         !self.core.osc133 && self.core.preset.prompt().is_some_and(|p| p.is_match(text))
     }
 
     /// The line being drawn when a chunk ends may be a prompt waiting for input.
-    fn check_partial_line(&mut self, text: &str, start: u64) {
-        if text.trim().is_empty() || !self.prompt_matches(text) || !self.core.accepts_prompt_line()
+    fn check_partial_line(&mut self, text: &[u8], start: u64) {
+        if text.trim_ascii().is_empty()
+            || !self.prompt_matches(text)
+            || !self.core.accepts_prompt_line()
         {
             return;
         }
@@ -474,7 +476,7 @@ impl Feed<'_> {
 impl ViewSink for Feed<'_> {
     fn line(&mut self, line: &Line<'_>) {
         let text = line.text;
-        let blank = text.trim().is_empty();
+        let blank = text.trim_ascii().is_empty();
         if blank {
             if let Some(turn) = &mut self.core.turn {
                 turn.skip_line = false;
@@ -517,7 +519,7 @@ impl ViewSink for Feed<'_> {
             return;
         }
         if turn.content_start.is_none() {
-            if is_echo(text, &turn.inputs) {
+            if is_echo(&String::from_utf8_lossy(text), &turn.inputs) {
                 return;
             }
             self.confirm_content(line.start);
@@ -535,7 +537,10 @@ impl ViewSink for Feed<'_> {
             self.core.cwd = cwd_from_url(url);
         }
         let preset = Arc::clone(&self.core.preset);
-        if preset.osc_busy().is_some_and(|b| b.is_match(payload)) {
+        if preset
+            .osc_busy()
+            .is_some_and(|b| b.is_match(payload.as_bytes()))
+        {
             self.core.osc_status = true;
             self.core.osc_busy = true;
             match &mut self.core.turn {
@@ -551,7 +556,10 @@ impl ViewSink for Feed<'_> {
                 }
                 None => {}
             }
-        } else if preset.osc_idle().is_some_and(|i| i.is_match(payload)) {
+        } else if preset
+            .osc_idle()
+            .is_some_and(|i| i.is_match(payload.as_bytes()))
+        {
             self.core.osc_status = true;
             self.core.osc_busy = false;
             self.core.line_veto = false;
@@ -625,8 +633,12 @@ pub(crate) fn is_echo(line: &str, inputs: &[String]) -> bool {
 }
 
 /// The terminal echoes Ctrl+C as `^C`: that is the user's keystroke, not agent output.
-fn is_interrupt_echo(line: &str) -> bool {
-    line.trim().trim_start_matches("^C").trim().is_empty()
+fn is_interrupt_echo(line: &[u8]) -> bool {
+    let mut rest = line.trim_ascii();
+    while let Some(after) = rest.strip_prefix(b"^C") {
+        rest = after.trim_ascii_start();
+    }
+    rest.is_empty() && !line.trim_ascii().is_empty()
 }
 
 /// `file://host/path` (OSC 7) to a local path, percent-decoded.
@@ -683,7 +695,7 @@ mod tests {
         assert!(is_echo("│ > what is 2+2   │", &inputs));
         assert!(!is_echo("The answer to what is 2+2 is 4", &inputs));
         assert!(!is_echo("anything", &[String::new()]));
-        assert!(is_interrupt_echo("^C"));
-        assert!(!is_interrupt_echo("^C then more"));
+        assert!(is_interrupt_echo(b"^C"));
+        assert!(!is_interrupt_echo(b"^C then more"));
     }
 }

@@ -21,8 +21,8 @@ const MAX_LINE_BYTES: usize = 8 * 1024;
 /// One finished line of the view.
 #[derive(Debug)]
 pub(crate) struct Line<'a> {
-    /// The stripped text of the line.
-    pub text: &'a str,
+    /// The stripped text of the line, as bytes (UTF-8 unless the program wrote invalid UTF-8).
+    pub text: &'a [u8],
     /// Offset of the line's first byte in the stream.
     pub start: u64,
 }
@@ -57,12 +57,13 @@ struct Performer {
     /// The last OSC payload, joined with `;`.
     osc: String,
     /// Text `vte` printed itself (only when it returned to ground without telling us).
-    printed: String,
+    printed: Vec<u8>,
 }
 
 impl vte::Perform for Performer {
     fn print(&mut self, c: char) {
-        self.printed.push(c);
+        self.printed
+            .extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     }
 
     fn execute(&mut self, byte: u8) {
@@ -153,12 +154,10 @@ pub(crate) struct LineView {
     escape_len: usize,
     /// Whether the current escape sequence is an OSC (`ESC ]`).
     escape_is_osc: bool,
-    /// The current line's text.
-    line: String,
+    /// The current line's text, as bytes: a character split across chunks rejoins here.
+    line: Vec<u8>,
     /// Offset of the current line's first byte.
     line_start: u64,
-    /// Bytes of an incomplete UTF-8 character at the end of the last chunk.
-    carry: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +173,7 @@ impl std::fmt::Debug for LineView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LineView")
             .field("mode", &self.mode)
-            .field("line", &self.line)
+            .field("line", &String::from_utf8_lossy(&self.line))
             .field("line_start", &self.line_start)
             .finish_non_exhaustive()
     }
@@ -182,7 +181,7 @@ impl std::fmt::Debug for LineView {
 
 impl LineView {
     /// The text of the line being drawn, not yet ended.
-    pub(crate) fn current_text(&self) -> &str {
+    pub(crate) fn current_text(&self) -> &[u8] {
         &self.line
     }
 
@@ -199,19 +198,29 @@ impl LineView {
             match self.mode.0 {
                 Mode::Ground => {
                     let rest = &bytes[pos..];
-                    let run = rest
-                        .iter()
-                        .position(|&b| b < 0x20 || b == 0x7f)
-                        .unwrap_or(rest.len());
+                    let run = find_control(rest);
                     if run > 0 {
-                        self.push_text(&rest[..run]);
+                        // The common case — a whole line of plain text ending in a line break —
+                        // is matched where it lies, without copying it into the line buffer.
+                        if self.line.is_empty()
+                            && let Some(&end) = rest.get(run)
+                            && matches!(end, b'\n' | b'\r' | 0x0b | 0x0c)
+                        {
+                            sink.line(&Line {
+                                text: &rest[..run],
+                                start: self.line_start,
+                            });
+                            pos += run + 1;
+                            self.line_start = base + pos as u64;
+                            continue;
+                        }
+                        self.append(&rest[..run]);
                         pos += run;
                         continue;
                     }
                     let byte = rest[0];
                     pos += 1;
                     if byte == 0x1b {
-                        self.flush_carry();
                         self.mode.0 = Mode::Escape;
                         self.performer.in_escape = true;
                         self.escape_start = offset;
@@ -219,7 +228,6 @@ impl LineView {
                         self.escape_is_osc = false;
                         self.parser.advance(&mut self.performer, &[byte]);
                     } else if let Some(action) = c0_action(byte) {
-                        self.flush_carry();
                         self.apply(action, offset + 1, sink);
                     }
                 }
@@ -274,7 +282,7 @@ impl LineView {
     fn drain_performer(&mut self, end: u64, sink: &mut impl ViewSink) {
         if !self.performer.printed.is_empty() {
             let mut printed = std::mem::take(&mut self.performer.printed);
-            self.append_str(&printed);
+            self.append(&printed);
             printed.clear();
             self.performer.printed = printed;
         }
@@ -301,17 +309,13 @@ impl LineView {
                 self.line_start = end;
             }
             Action::Space => {
-                if self
-                    .line
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| !c.is_whitespace())
-                {
-                    self.line.push(' ');
+                if self.line.last().is_some_and(|b| !b.is_ascii_whitespace()) {
+                    self.line.push(b' ');
                 }
             }
             Action::Backspace => {
-                self.line.pop();
+                // One character: its continuation bytes, then its first byte.
+                while self.line.pop().is_some_and(|b| b & 0xc0 == 0x80) {}
             }
             Action::Mode(mode, set) => sink.private_mode(mode, set),
             // Reported by `drain_performer`, which has the payload.
@@ -319,74 +323,46 @@ impl LineView {
         }
     }
 
-    /// Appends printable bytes (UTF-8, possibly split across chunks) to the line.
-    fn push_text(&mut self, mut bytes: &[u8]) {
-        if !self.carry.is_empty() {
-            // Complete the character cut at the end of the last chunk.
-            while !bytes.is_empty() && self.carry.len() < 4 {
-                self.carry.push(bytes[0]);
-                bytes = &bytes[1..];
-                match std::str::from_utf8(&self.carry) {
-                    Ok(s) => {
-                        let s = s.to_owned();
-                        self.append_str(&s);
-                        self.carry.clear();
-                        break;
-                    }
-                    Err(e) if e.error_len().is_some() => {
-                        self.append_str("\u{fffd}");
-                        self.carry.clear();
-                        break;
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
-        while !bytes.is_empty() {
-            match std::str::from_utf8(bytes) {
-                Ok(s) => {
-                    self.append_str(s);
-                    return;
-                }
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    if let Ok(s) = std::str::from_utf8(&bytes[..valid]) {
-                        self.append_str(s);
-                    }
-                    match e.error_len() {
-                        Some(len) => {
-                            self.append_str("\u{fffd}");
-                            bytes = &bytes[valid + len..];
-                        }
-                        None => {
-                            self.carry.extend_from_slice(&bytes[valid..]);
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// An incomplete character followed by a control byte is invalid: show it as U+FFFD.
-    fn flush_carry(&mut self) {
-        if !self.carry.is_empty() {
-            self.carry.clear();
-            self.append_str("\u{fffd}");
-        }
-    }
-
-    fn append_str(&mut self, s: &str) {
-        self.line.push_str(s);
+    /// Appends printable bytes to the line, keeping at most the last `MAX_LINE_BYTES`.
+    fn append(&mut self, bytes: &[u8]) {
+        self.line.extend_from_slice(bytes);
         if self.line.len() > MAX_LINE_BYTES {
-            // Keep the most recent half: a prompt is drawn last.
+            // Keep the most recent half (a prompt is drawn last), cut at a character boundary.
             let mut cut = self.line.len() - MAX_LINE_BYTES / 2;
-            while !self.line.is_char_boundary(cut) {
+            while self.line.get(cut).is_some_and(|b| b & 0xc0 == 0x80) {
                 cut += 1;
             }
             self.line.drain(..cut);
         }
     }
+}
+
+/// The index of the first C0 control byte or DEL in `bytes` (its length if there is none),
+/// eight bytes at a time: the printable runs between controls are most of any output.
+fn find_control(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut skipped = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(word);
+        // Some byte below 0x20 (bytes from 0x80 up never count), or some byte equal to 0x7f.
+        let below = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+        let del = word ^ (ONES * 0x7f);
+        let del = del.wrapping_sub(ONES) & !del & HIGH;
+        if below | del != 0 {
+            break;
+        }
+        skipped += 8;
+    }
+    let rest = &bytes[skipped..];
+    skipped
+        + rest
+            .iter()
+            .position(|&b| b < 0x20 || b == 0x7f)
+            .unwrap_or(rest.len())
 }
 
 #[cfg(test)]
@@ -402,7 +378,8 @@ mod tests {
 
     impl ViewSink for Collect {
         fn line(&mut self, line: &Line<'_>) {
-            self.lines.push((line.text.to_owned(), line.start));
+            self.lines
+                .push((String::from_utf8_lossy(line.text).into_owned(), line.start));
         }
         fn osc(&mut self, payload: &str, start: u64, end: u64) {
             self.oscs.push((payload.to_owned(), start, end));
@@ -416,7 +393,10 @@ mod tests {
         let mut view = LineView::default();
         let mut sink = Collect::default();
         view.feed(bytes, 0, &mut sink);
-        (sink, view.current_text().to_owned())
+        (
+            sink,
+            String::from_utf8_lossy(view.current_text()).into_owned(),
+        )
     }
 
     fn texts(c: &Collect) -> Vec<&str> {
@@ -447,6 +427,24 @@ mod tests {
     fn backspace_is_applied() {
         let (_, rest) = view(b"abc\x08\x08d");
         assert_eq!(rest, "ad");
+        let (_, rest) = view("a✳\x08b".as_bytes());
+        assert_eq!(rest, "ab", "backspace removes a whole character");
+    }
+
+    #[test]
+    fn the_control_byte_scan_finds_the_first_one() {
+        let filler = [b'a', 0x80, 0xe2, b' ', b'~'];
+        for len in 0..40 {
+            for at in 0..=len {
+                for control in [0u8, b'\n', 0x1b, 0x1f, 0x7f] {
+                    let mut bytes: Vec<u8> = (0..len).map(|i| filler[i % filler.len()]).collect();
+                    if at < len {
+                        bytes[at] = control;
+                    }
+                    assert_eq!(find_control(&bytes), at, "{bytes:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -471,9 +469,12 @@ mod tests {
         for (i, b) in bytes.iter().enumerate() {
             v.feed(std::slice::from_ref(b), i as u64, &mut sink);
         }
-        assert_eq!(v.current_text(), "héllo ✳");
+        assert_eq!(v.current_text(), "héllo ✳".as_bytes());
         let (_, rest) = view(b"a\xffb\xe2\x9c");
-        assert_eq!(rest, "a\u{fffd}b");
+        assert_eq!(
+            rest, "a\u{fffd}b\u{fffd}",
+            "invalid bytes are kept, not dropped"
+        );
     }
 
     #[test]
@@ -499,6 +500,6 @@ mod tests {
         v.feed(&junk, 0, &mut sink);
         v.feed(b"$ ", junk.len() as u64, &mut sink);
         assert!(v.current_text().len() <= MAX_LINE_BYTES);
-        assert!(v.current_text().ends_with("x$ "));
+        assert!(v.current_text().ends_with(b"x$ "));
     }
 }

@@ -5,7 +5,9 @@
 //! operating-system command (OSC) such as a window title — so detection never depends on
 //! timing. See `CONTRACTS/TURN.md` for how each preset was derived.
 
-use regex::Regex;
+// Byte regexes (still Unicode-aware): lines are matched where they lie in the output, without
+// copying or validating them first; invalid UTF-8 simply matches no character class.
+use regex::bytes::Regex;
 
 use crate::error::TurnError;
 
@@ -252,7 +254,7 @@ fn compile(what: &'static str, pattern: &str) -> Result<Regex, TurnError> {
         pattern: pattern.to_owned(),
         source: Box::new(source),
     })?;
-    if regex.is_match("") {
+    if regex.is_match(b"") {
         return Err(TurnError::MatchesEmptyLine {
             what,
             pattern: pattern.to_owned(),
@@ -302,10 +304,10 @@ mod tests {
         let generic = Preset::default();
         let prompt = generic.prompt().unwrap();
         for line in ["> ", "$ ", "user@host:~$ ", "❯", "  > "] {
-            assert!(prompt.is_match(line), "{line:?}");
+            assert!(prompt.is_match(line.as_bytes()), "{line:?}");
         }
         for line in ["> quoted text", "cost: $5", "50% done"] {
-            assert!(!prompt.is_match(line), "{line:?}");
+            assert!(!prompt.is_match(line.as_bytes()), "{line:?}");
         }
     }
 }

@@ -134,9 +134,10 @@ impl Turn {
             return true;
         }
         let preset = &self.render.preset;
-        let chrome = preset.prompt().is_some_and(|p| p.is_match(line))
-            || preset.busy_line().is_some_and(|b| b.is_match(line))
-            || preset.chrome().is_some_and(|c| c.is_match(line))
+        let bytes = line.as_bytes();
+        let chrome = preset.prompt().is_some_and(|p| p.is_match(bytes))
+            || preset.busy_line().is_some_and(|b| b.is_match(bytes))
+            || preset.chrome().is_some_and(|c| c.is_match(bytes))
             || trimmed
                 .chars()
                 .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
