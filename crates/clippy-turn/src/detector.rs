@@ -176,6 +176,10 @@ struct Running {
     exit_code: Option<i32>,
     /// Output before the turn (for rendering).
     preamble: Vec<u8>,
+    /// The screen size when the turn started.
+    size_at_start: (u16, u16),
+    /// Resizes during the turn: (output offset, cols, rows).
+    resizes: Vec<(u64, u16, u16)>,
 }
 
 impl TurnDetector {
@@ -251,6 +255,9 @@ impl TurnDetector {
         check_size(cols, rows)?;
         self.core.cols = cols;
         self.core.rows = rows;
+        if let Some(turn) = &mut self.core.turn {
+            turn.resizes.push((self.core.offset, cols, rows));
+        }
         Ok(())
     }
 
@@ -315,6 +322,8 @@ impl Core {
             idle_armed: false,
             exit_code: None,
             preamble,
+            size_at_start: (self.cols, self.rows),
+            resizes: Vec::new(),
         });
     }
 
@@ -436,8 +445,12 @@ impl Feed<'_> {
                 cwd: core.cwd.clone(),
                 render: RenderContext {
                     preamble: turn.preamble,
-                    cols: core.cols,
-                    rows: core.rows,
+                    size: turn.size_at_start,
+                    resizes: turn
+                        .resizes
+                        .into_iter()
+                        .map(|(at, cols, rows)| (at as i64 - start as i64, cols, rows))
+                        .collect(),
                     inputs: turn.inputs,
                     preset: Arc::clone(&core.preset),
                 },

@@ -75,29 +75,29 @@ impl Turn {
     /// ```
     pub fn text(&self) -> String {
         let ctx = &self.render;
-        let (Some(rows), Some(cols)) = (NonZeroU16::new(ctx.rows), NonZeroU16::new(ctx.cols))
+        let (Some(cols), Some(rows)) = (NonZeroU16::new(ctx.size.0), NonZeroU16::new(ctx.size.1))
         else {
             return String::new();
         };
         let mut parser = vt100::Parser::new_with_callbacks(rows, cols, 0, ScrolledRows::default());
+        let mut replay = Replay {
+            resizes: &ctx.resizes,
+            offset: -(ctx.preamble.len() as i64),
+        };
         // What was on screen, or scrolled past, before the turn: old, even when redrawn.
-        parser.process(&ctx.preamble);
+        replay.process(&mut parser, &ctx.preamble);
         let mut old: HashSet<String> = HashSet::new();
         let before = std::mem::take(parser.callbacks_mut());
-        for row in before
-            .rows
-            .into_iter()
-            .chain(parser.screen().rows(0, ctx.cols))
-        {
+        for row in before.rows.into_iter().chain(screen_rows(&parser)) {
             let row = row.trim().to_owned();
             if !row.is_empty() {
                 old.insert(row);
             }
         }
         let rows = if parser.screen().alternate_screen() {
-            frame_rows(&mut parser, &self.content, ctx.cols)
+            frame_rows(&mut parser, &mut replay, &self.content)
         } else {
-            scrolled_rows(&mut parser, &self.content, ctx.cols)
+            scrolled_rows(&mut parser, &mut replay, &self.content)
         };
 
         let mut lines: Vec<String> = Vec::new();
@@ -150,8 +150,8 @@ impl Turn {
 /// screen. Each row comes with whether it wraps onto the next.
 fn scrolled_rows(
     parser: &mut vt100::Parser<ScrolledRows>,
+    replay: &mut Replay<'_>,
     content: &[u8],
-    cols: u16,
 ) -> Vec<(String, bool)> {
     // `ESC[3J` clears the scrollback: TUIs that reprint their whole transcript (Gemini CLI)
     // send it first, and a person then sees only the reprint.
@@ -159,7 +159,7 @@ fn scrolled_rows(
         if i > 0 {
             parser.callbacks_mut().clear();
         }
-        parser.process(part);
+        replay.process(parser, part);
     }
     let scrolled = std::mem::take(parser.callbacks_mut());
     let last_wrapped = parser.screen().row_wrapped(0);
@@ -170,7 +170,7 @@ fn scrolled_rows(
             scrolled.wrapped.get(i).copied().unwrap_or(last_wrapped),
         ));
     }
-    for (i, text) in parser.screen().rows(0, cols).enumerate() {
+    for (i, text) in screen_rows(parser).enumerate() {
         rows.push((text, parser.screen().row_wrapped(i as u16)));
     }
     rows
@@ -183,8 +183,8 @@ fn scrolled_rows(
 /// in place (streamed text) replaces its shorter self.
 fn frame_rows(
     parser: &mut vt100::Parser<ScrolledRows>,
+    replay: &mut Replay<'_>,
     content: &[u8],
-    cols: u16,
 ) -> Vec<(String, bool)> {
     let marker: &[u8] = if memmem(content, b"\x1b[?2026l").is_some() {
         b"\x1b[?2026l"
@@ -195,9 +195,9 @@ fn frame_rows(
     let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut previous: Vec<Option<usize>> = Vec::new();
     for part in split_after(content, marker) {
-        parser.process(part);
+        replay.process(parser, part);
         let mut current = Vec::new();
-        for (row, text) in parser.screen().rows(0, cols).enumerate() {
+        for (row, text) in screen_rows(parser).enumerate() {
             let text = text.trim_end().to_owned();
             if text.trim().is_empty() {
                 current.push(None);
@@ -230,6 +230,45 @@ fn frame_rows(
         previous = current;
     }
     transcript.into_iter().map(|line| (line, false)).collect()
+}
+
+/// Feeds the emulator the turn's bytes in order, resizing it where the terminal was resized.
+struct Replay<'a> {
+    /// (offset relative to the content's first byte, columns, rows), in order.
+    resizes: &'a [(i64, u16, u16)],
+    /// Offset of the next byte fed, relative to the content's first byte.
+    offset: i64,
+}
+
+impl Replay<'_> {
+    fn process(&mut self, parser: &mut vt100::Parser<ScrolledRows>, mut bytes: &[u8]) {
+        loop {
+            let end = self.offset + bytes.len() as i64;
+            match self.resizes.first() {
+                Some(&(at, cols, rows)) if at <= end => {
+                    let (now, later) = bytes.split_at((at - self.offset).max(0) as usize);
+                    parser.process(now);
+                    if let (Some(rows), Some(cols)) = (NonZeroU16::new(rows), NonZeroU16::new(cols))
+                    {
+                        parser.set_size(rows, cols);
+                    }
+                    self.offset = at.max(self.offset);
+                    self.resizes = &self.resizes[1..];
+                    bytes = later;
+                }
+                _ => {
+                    parser.process(bytes);
+                    self.offset = end;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The visible rows of the emulated screen, as text.
+fn screen_rows(parser: &vt100::Parser<ScrolledRows>) -> impl Iterator<Item = String> + '_ {
+    parser.screen().rows(0, parser.screen().size().1.get())
 }
 
 fn memmem(haystack: &[u8], needle: &[u8]) -> Option<usize> {

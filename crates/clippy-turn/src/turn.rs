@@ -54,8 +54,11 @@ pub(crate) struct RenderContext {
     /// Output just before the content (at most 64 KiB): puts the emulator in the state the
     /// agent drew on, so relative cursor moves land where they did.
     pub(crate) preamble: Vec<u8>,
-    pub(crate) cols: u16,
-    pub(crate) rows: u16,
+    /// The screen size when the turn started (columns, rows).
+    pub(crate) size: (u16, u16),
+    /// Resizes during the turn: (offset relative to the content's first byte — negative while
+    /// the preamble was being drawn — columns, rows).
+    pub(crate) resizes: Vec<(i64, u16, u16)>,
     /// The submitted lines, whose echoes are left out of the text.
     pub(crate) inputs: Vec<String>,
     /// The preset, whose prompt and busy lines are left out of the text.

@@ -269,3 +269,16 @@ fn the_text_view_keeps_a_reply_longer_than_the_screen() {
     let want: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
     assert_eq!(text, want.join("\n"));
 }
+
+#[test]
+fn a_resize_during_a_turn_is_replayed_into_the_text_view() {
+    let mut s = Session::with(DetectorConfig::new(shell()).size(60, 10).unwrap());
+    s.out(b"$ ").input(b"draw\r").out(b"draw\r\n");
+    // A TUI draws five rows by absolute position on a 10-row screen...
+    s.out(b"\x1b[3;1Hline 3\x1b[4;1Hline 4\x1b[5;1Hline 5\x1b[6;1Hline 6\x1b[7;1Hline 7\r\n");
+    // ...then the terminal shrinks to 3 rows before the prompt: rendering everything at 3 rows
+    // would clamp those moves onto the last row and lose lines.
+    s.detector.resize(60, 3).unwrap();
+    s.out(b"$ ");
+    assert_eq!(s.turns()[0].text(), "line 3\nline 4\nline 5\nline 6\nline 7");
+}
