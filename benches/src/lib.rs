@@ -9,11 +9,16 @@
 //! The baselines ([`vte_baseline`], [`newline_baseline`]) bound what detection can cost: `vte`
 //! is the escape parser the detector's line view is built on, so `detector / vte` is the price
 //! of line assembly and prompt matching; `memchr` is about as fast as any pass over the bytes can go.
+//!
+//! [`wrapper`] holds the workloads of the wrapper benchmark (`benches/wrapper.rs`): bytes through
+//! a PTY with and without `clippy-session` in the way, and keystroke round trips.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+
+pub mod wrapper;
 
 /// How much of each input the benchmarks feed: 4 MiB.
 pub const INPUT_BYTES: usize = 4 * 1024 * 1024;
@@ -22,10 +27,10 @@ pub const INPUT_BYTES: usize = 4 * 1024 * 1024;
 pub const CHUNK: usize = 4096;
 
 /// A fixed-seed xorshift64: deterministic inputs without a `rand` dependency.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -33,16 +38,16 @@ impl Rng {
     }
 
     /// A number in `0..n` (`n > 0`); the slight modulo bias does not matter here.
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
-    fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
+    pub(crate) fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
         words[self.below(words.len())]
     }
 }
 
-const LOREM: &[&str] = &[
+pub(crate) const LOREM: &[&str] = &[
     "lorem",
     "ipsum",
     "dolor",

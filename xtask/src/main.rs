@@ -3,8 +3,11 @@
 //! - `ci` — format check, clippy, tests, then a fuzz smoke run (skipped, saying so, when
 //!   `cargo +nightly fuzz` is not installed). Stops at the first failing step with its exit code.
 //! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20).
-//! - `bench [CRITERION ARGS…]` — `cargo bench -p clippy-benches`, then a table of detector vs
-//!   baseline ratios, printed and written to `target/bench-report.md`.
+//! - `bench [CRITERION ARGS…]` — the criterion bench (`cargo bench -p clippy-benches --bench
+//!   detector`), then the wrapper bench (`--bench wrapper`: throughput and keystroke latency of
+//!   `clippy-session` against raw PTY relays); prints a table of detector vs baseline ratios
+//!   (also written to `target/bench-report.md`) and the wrapper bench's table (which it writes to
+//!   `target/wrapper-bench.md` itself).
 //!
 //! Plain `std::process::Command`s and no argument-parsing crate: the commands are few, and a
 //! chore runner should build in seconds.
@@ -21,7 +24,7 @@ usage: cargo xtask <command>
 commands:
   ci                       fmt --check, clippy -D warnings, tests, fuzz smoke
   fuzz [--smoke] [SECONDS] run every fuzz target for SECONDS (default 60, --smoke: 20)
-  bench [ARGS...]          cargo bench -p clippy-benches [-- ARGS], then the ratio table
+  bench [ARGS...]          detector bench [-- ARGS], wrapper bench, then their tables
 ";
 
 /// Seconds per fuzz target in a smoke run.
@@ -222,13 +225,25 @@ fn fuzz(secs: u64, required: bool) -> Result {
     Ok(())
 }
 
+/// The criterion bench (with `extra` as its arguments), then the wrapper bench (which takes
+/// none); then both tables.
 fn bench(extra: &[String]) -> Result {
     let root = root();
-    let mut cmd = cargo(&root, &["bench", "-p", "clippy-benches"]);
+    let mut cmd = cargo(
+        &root,
+        &["bench", "-p", "clippy-benches", "--bench", "detector"],
+    );
     if !extra.is_empty() {
         cmd.arg("--").args(extra);
     }
     run(cmd)?;
+    let wrapper_path = target_dir().join("wrapper-bench.md");
+    // A table left by an earlier run must not pass for this run's.
+    let _ = std::fs::remove_file(&wrapper_path);
+    run(cargo(
+        &root,
+        &["bench", "-p", "clippy-benches", "--bench", "wrapper"],
+    ))?;
     let results = read_criterion(&target_dir().join("criterion"))?;
     let report = report(&results)?;
     print!("\n{report}");
@@ -236,6 +251,9 @@ fn bench(extra: &[String]) -> Result {
     std::fs::write(&path, &report)
         .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("xtask: wrote {}", path.display());
+    let wrapper = std::fs::read_to_string(&wrapper_path)
+        .map_err(|e| Failure::other(format!("cannot read {}: {e}", wrapper_path.display())))?;
+    print!("\n{wrapper}");
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! The live wrapper: one agent in one PTY, bytes moved first, turns detected on the side.
 //!
-//! One mio loop. Child output goes to the user's terminal *before* anything else looks at it;
-//! then the detector and the spool get their copy. User input goes to the child first, then to
-//! the detector. Slow work (rendering turns, logs, the broker) happens on the sink thread.
+//! One mio loop moves bytes: child output to the user's terminal, user input to the child. A
+//! copy of each goes to the tap thread (turn detection and the spool, `tap.rs`), which reports
+//! turns to the sink thread (rendering, the turn log, later the broker, `sink.rs`). The loop
+//! never waits on either.
 
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
@@ -13,12 +14,13 @@ use clippy_pty::{
     Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
 };
 use clippy_spool::{SpoolDir, SpoolWriter};
-use clippy_turn::{DetectorConfig, Event, TurnDetector};
+use clippy_turn::{DetectorConfig, TurnDetector};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::shell_integration;
 use crate::sink::{self, SessionEvent};
+use crate::tap::{Tap, Tapped};
 
 const STDIN: Token = Token(0);
 const MASTER: Token = Token(1);
@@ -60,25 +62,43 @@ fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> SessionError {
 
 /// Runs the session to its end and returns how the child ended (the terminal already restored).
 pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
+    if options.command.is_empty() {
+        return Err(SessionError::Usage(
+            "no command given: clippy-session [OPTIONS] -- COMMAND [ARGS…]".into(),
+        ));
+    }
     // Signals first, so none between here and the loop is lost.
     let signals = SignalPipe::new()?;
     RawModeGuard::install_panic_restore();
 
-    let (spool_dir, session_id) = create_session_dir()?;
+    // Everything that can be refused is checked before anything is created or started.
+    let (events, sink_thread) =
+        sink::start(options.turn_log.clone()).map_err(|e| SessionError::Usage(e.to_string()))?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let size = clippy_pty::terminal_size(stdin.as_fd())
+        .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
+        .unwrap_or(options.headless_size);
+    let detector = TurnDetector::new(
+        options
+            .detector
+            .size(size.cols.max(1), size.rows.max(1))
+            .map_err(|e| SessionError::Usage(e.to_string()))?,
+    );
+    // From here the spool owns the session folder: any error below drops it, which removes it.
+    let (spool, session_id) = create_spool()?;
     let mut command = options.command.clone();
     let mut extra_env = Vec::new();
-    if options.shell_integration {
-        let wrapped = shell_integration::wrap(&command, spool_dir.path())
-            .map_err(io("cannot write the shell integration files"))?;
-        if let Some(wrapped) = wrapped {
-            command = wrapped.command;
-            extra_env = wrapped.env;
-        }
+    if options.shell_integration
+        && let Some(dir) = spool.dir()
+        && let Some(wrapped) = shell_integration::wrap(&command, dir.path())
+            .map_err(io("cannot write the shell integration files"))?
+    {
+        command = wrapped.command;
+        extra_env = wrapped.env;
     }
     let Some((program, args)) = command.split_first() else {
-        return Err(SessionError::Usage(
-            "no command given: clippy-session [OPTIONS] -- COMMAND [ARGS…]".into(),
-        ));
+        unreachable!("checked non-empty above");
     };
     let mut spec = CommandSpec::new(program.clone()).args(args.iter().cloned());
     for (key, value) in extra_env {
@@ -88,16 +108,10 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
         spec = spec.env("CLIPPY_SESSION_ID", &session_id);
     }
 
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let size = clippy_pty::terminal_size(stdin.as_fd())
-        .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
-        .unwrap_or(options.headless_size);
     let pair = clippy_pty::openpty(size)?;
     let mut child = match pair.slave.spawn(&spec) {
         Ok(child) => child,
         Err(e @ clippy_pty::PtyError::Spawn { .. }) => {
-            let _ = SpoolWriter::create(spool_dir).and_then(|w| w.finish(None));
             return Err(SessionError::Usage(e.to_string()));
         }
         Err(e) => return Err(e.into()),
@@ -106,46 +120,33 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     let master = pair.master;
     master.set_nonblocking(true)?;
 
-    let spool = SpoolWriter::create(spool_dir).map_err(|e| SessionError::Usage(e.to_string()))?;
-    let (events, sink_thread) =
-        sink::start(options.turn_log.clone()).map_err(io("cannot start the session"))?;
     let _ = events.send(SessionEvent::Started {
         session_id: session_id.clone(),
         name: options.name.clone(),
     });
-
-    let detector = TurnDetector::new(
-        options
-            .detector
-            .size(size.cols.max(1), size.rows.max(1))
-            .map_err(|e| SessionError::Usage(e.to_string()))?,
-    );
+    let tap = Tap::start(detector, spool, events).map_err(io("cannot start the session"))?;
     let guard = RawModeGuard::enter(stdin.as_fd())?;
     let mut session = Session {
         master,
-        detector,
-        spool: Some(spool),
-        spool_failed: false,
-        events,
+        tap,
         pending_input: Vec::new(),
         guard,
     };
     let status = session.pump(&mut child, &signals);
-    let keep = options.keep_spool.as_deref();
-    if let Some(spool) = session.spool.take()
-        && let Err(e) = spool.finish(keep)
+    let Session { tap, guard, .. } = session;
+    drop(guard);
+    if let Some(spool) = tap.finish()
+        && let Err(e) = spool.finish(options.keep_spool.as_deref())
     {
         eprintln!("clippy-session: {e}");
     }
-    let Session { events, guard, .. } = session;
-    drop(guard);
-    drop(events);
+    // The tap held the last sender: the sink ends once it has written every turn.
     let _ = sink_thread.join();
     status
 }
 
-/// Creates `$XDG_RUNTIME_DIR/clippy/sessions/<id>/` under a fresh ID.
-fn create_session_dir() -> Result<(SpoolDir, String), SessionError> {
+/// Creates `$XDG_RUNTIME_DIR/clippy/sessions/<id>/` under a fresh ID, with its spool.
+fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
     let runtime =
         clippy_spool::runtime_dir_from_env().map_err(|e| SessionError::Usage(e.to_string()))?;
     let mut last = None;
@@ -154,8 +155,8 @@ fn create_session_dir() -> Result<(SpoolDir, String), SessionError> {
         if clippy_spool::session_dir(&runtime, &id).exists() {
             continue;
         }
-        match SpoolDir::create(&runtime, &id) {
-            Ok(dir) => return Ok((dir, id)),
+        match SpoolDir::create(&runtime, &id).and_then(SpoolWriter::create) {
+            Ok(spool) => return Ok((spool, id)),
             Err(e) => last = Some(e),
         }
     }
@@ -167,10 +168,7 @@ fn create_session_dir() -> Result<(SpoolDir, String), SessionError> {
 
 struct Session {
     master: PtyMaster,
-    detector: TurnDetector,
-    spool: Option<SpoolWriter>,
-    spool_failed: bool,
-    events: sink::Events,
+    tap: Tap,
     /// Input read from the user that the child has not taken yet.
     pending_input: Vec<u8>,
     guard: Option<RawModeGuard>,
@@ -204,6 +202,7 @@ impl Session {
         let mut buf = vec![0u8; READ_CHUNK];
         let mut exited: Option<ExitStatus> = None;
         let mut pending_signals = Vec::new();
+        let mut watching_writable = false;
         loop {
             if let Err(e) = poll.poll(&mut events, None) {
                 if e.kind() == ErrorKind::Interrupted {
@@ -249,14 +248,19 @@ impl Session {
                 while self.read_child(&mut buf)? {}
                 return Ok(status);
             }
-            let want = if self.pending_input.is_empty() {
-                Interest::READABLE
-            } else {
-                Interest::READABLE | Interest::WRITABLE
-            };
-            poll.registry()
-                .reregister(&mut SourceFd(&master_fd), MASTER, want)
-                .map_err(io("cannot watch the PTY"))?;
+            // Watch for the child taking input only while some is waiting.
+            let want_writable = !self.pending_input.is_empty();
+            if want_writable != watching_writable {
+                let want = if want_writable {
+                    Interest::READABLE | Interest::WRITABLE
+                } else {
+                    Interest::READABLE
+                };
+                poll.registry()
+                    .reregister(&mut SourceFd(&master_fd), MASTER, want)
+                    .map_err(io("cannot watch the PTY"))?;
+                watching_writable = want_writable;
+            }
         }
     }
 
@@ -282,9 +286,7 @@ impl Session {
             // The user's terminal first, unmodified.
             write_all(std::io::stdout().as_fd(), bytes)
                 .map_err(io("cannot write to the terminal"))?;
-            self.append_spool(bytes);
-            let events: Vec<Event> = self.detector.feed_output(bytes).collect();
-            self.dispatch(events);
+            self.tap.send(Tapped::Output(bytes.to_vec()));
             if n < buf.len() {
                 return Ok(true);
             }
@@ -316,8 +318,7 @@ impl Session {
         let bytes = &buf[..n];
         self.pending_input.extend_from_slice(bytes);
         self.flush_input()?;
-        let events: Vec<Event> = self.detector.feed_input(bytes).collect();
-        self.dispatch(events);
+        self.tap.send(Tapped::Input(bytes.to_vec()));
         Ok(true)
     }
 
@@ -346,34 +347,6 @@ impl Session {
         Ok(())
     }
 
-    fn append_spool(&mut self, bytes: &[u8]) {
-        let Some(spool) = &mut self.spool else { return };
-        if let Err(e) = spool.append(bytes)
-            && !self.spool_failed
-        {
-            self.spool_failed = true;
-            let _ = self.events.send(SessionEvent::SpoolFailed(e.to_string()));
-        }
-    }
-
-    fn dispatch(&mut self, events: Vec<Event>) {
-        for event in events {
-            let out = match event {
-                Event::TurnCompleted(turn) => {
-                    let span = self.spool.as_ref().and_then(|s| {
-                        Some((s.spool_offset_of(turn.start)?, s.spool_offset_of(turn.end)?))
-                    });
-                    SessionEvent::Turn {
-                        turn: Box::new(turn),
-                        spool_span: span,
-                    }
-                }
-                _ => continue,
-            };
-            let _ = self.events.send(out);
-        }
-    }
-
     /// Handles one signal; returns the child's status once it has exited.
     fn on_signal(
         &mut self,
@@ -388,7 +361,10 @@ impl Session {
                     .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
                 {
                     self.master.resize(size)?;
-                    let _ = self.detector.resize(size.cols.max(1), size.rows.max(1));
+                    self.tap.send(Tapped::Resize {
+                        cols: size.cols,
+                        rows: size.rows,
+                    });
                 }
             }
             Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP | Signal::SIGQUIT => {

@@ -7,6 +7,7 @@ mod replay;
 mod session_id;
 mod shell_integration;
 mod sink;
+mod tap;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -60,13 +60,16 @@ pub fn wrap(command: &[OsString], dir: &Path) -> std::io::Result<Option<Wrapped>
     match shell_of(program) {
         Some("bash") => {
             // The user's own rc file, unless they asked for none: `--rcfile F` / `--init-file F`
-            // name it, `--norc` drops it. Ours sources it, then adds the hooks.
+            // name it, `--norc` drops it.
             let mut user_rc = Some("~/.bashrc".to_owned());
+            let mut norc = false;
             let mut kept = vec![program.clone()];
             let mut rest = args.iter();
             while let Some(arg) = rest.next() {
                 if arg == "--norc" {
+                    norc = true;
                     user_rc = None;
+                    kept.push(arg.clone());
                 } else if arg == "--rcfile" || arg == "--init-file" {
                     user_rc = rest.next().map(|f| shell_quote(f));
                 } else {
@@ -74,6 +77,18 @@ pub fn wrap(command: &[OsString], dir: &Path) -> std::io::Result<Option<Wrapped>
                 }
             }
             let rc = dir.join("bashrc");
+            if norc {
+                // `--rcfile` cannot honour `--norc`: bash (on Debian, say) still reads its
+                // system-wide rc. So bash keeps `--norc` and loads the hooks itself on its first
+                // prompt, through PROMPT_COMMAND, which the hooks then replace and un-export.
+                let text = format!("PROMPT_COMMAND=\n{BASH_HOOKS}export -n PROMPT_COMMAND\n");
+                write_private(&rc, &text)?;
+                let load = format!(". {}", shell_quote(rc.as_os_str()));
+                return Ok(Some(Wrapped {
+                    command: kept,
+                    env: vec![("PROMPT_COMMAND".into(), load.into())],
+                }));
+            }
             let mut text = String::from("# clippy shell integration for bash\n");
             if let Some(user_rc) = user_rc {
                 text.push_str(&format!("[ -f {user_rc} ] && . {user_rc}\n"));

@@ -1,5 +1,6 @@
 //! The turn state machine.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::error::TurnError;
@@ -12,6 +13,8 @@ use crate::turn::{RenderContext, Turn};
 pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
 /// Output kept before a turn so its text view can be rendered in context: 64 KiB.
 const PREAMBLE_BYTES: usize = 64 * 1024;
+/// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
+const MAX_PENDING_INPUTS: usize = 64;
 
 /// How a [`TurnDetector`] is set up: which signals mean "prompt", limits, and screen size.
 #[derive(Debug, Clone)]
@@ -149,6 +152,9 @@ struct Core {
     osc_status: bool,
     cwd: Option<String>,
     bracketed_paste: bool,
+    /// Lines submitted ahead of the prompt that will run them (typed ahead, piped in), oldest
+    /// first; with OSC 133 every submit waits here for its `C` mark.
+    pending: VecDeque<String>,
     /// The last output bytes, at most 2 × `PREAMBLE_BYTES`.
     tail: Vec<u8>,
 }
@@ -205,6 +211,7 @@ impl TurnDetector {
                 osc_status: false,
                 cwd: None,
                 bracketed_paste: false,
+                pending: VecDeque::new(),
                 tail: Vec::new(),
             },
         }
@@ -292,6 +299,15 @@ impl Core {
         self.events.push(Event::Submitted {
             input: input.clone(),
         });
+        // With OSC 133 the shell says when each line runs (`C`); before the first prompt nothing
+        // runs yet. Either way the line waits for its turn.
+        if self.osc133 || (self.phase == Phase::Starting && self.turn.is_none()) {
+            if self.pending.len() == MAX_PENDING_INPUTS {
+                self.pending.pop_front();
+            }
+            self.pending.push_back(input);
+            return;
+        }
         match &mut self.turn {
             // Continuation lines typed before any output (a multi-line statement in a REPL).
             Some(turn) if turn.content_start.is_none() => {
@@ -387,6 +403,24 @@ impl Feed<'_> {
         core.synced = upto;
     }
 
+    /// The first prompt; a line typed ahead of it starts its turn here.
+    fn ready(&mut self, at: u64) {
+        self.core.ready(at);
+        self.start_queued(at);
+    }
+
+    /// Starts the turn of the next line typed ahead, if any (without OSC 133, whose `C` mark
+    /// does that). The prompt line it was echoed on is skipped like any submit's.
+    fn start_queued(&mut self, at: u64) {
+        if self.core.osc133 || self.core.turn.is_some() {
+            return;
+        }
+        if let Some(input) = self.core.pending.pop_front() {
+            self.sync(at);
+            self.core.start_turn(vec![input], true, at);
+        }
+    }
+
     fn prompt_matches(&self, text: &[u8]) -> bool {
         !self.core.osc133 && self.core.preset.prompt().is_some_and(|p| p.is_match(text))
     }
@@ -400,7 +434,7 @@ impl Feed<'_> {
             return;
         }
         match self.core.phase {
-            Phase::Starting => self.core.ready(start),
+            Phase::Starting => self.ready(start),
             Phase::Busy if self.core.turn.as_ref().is_some_and(|t| !t.skip_line) => {
                 self.finish(start)
             }
@@ -460,6 +494,7 @@ impl Feed<'_> {
             offset: end,
             exit_code: turn.exit_code,
         });
+        self.start_queued(end);
     }
 
     /// The content begins at `start`: what the turn buffer holds before it joins the preamble.
@@ -519,7 +554,7 @@ impl ViewSink for Feed<'_> {
             self.core.line_veto = false;
             if accepted {
                 match self.core.phase {
-                    Phase::Starting => self.core.ready(line.start),
+                    Phase::Starting => self.ready(line.start),
                     Phase::Busy => self.finish(line.start),
                     Phase::Idle => {}
                 }
@@ -577,7 +612,7 @@ impl ViewSink for Feed<'_> {
             self.core.osc_busy = false;
             self.core.line_veto = false;
             match self.core.phase {
-                Phase::Starting => self.core.ready(start),
+                Phase::Starting => self.ready(start),
                 Phase::Busy if !self.core.vetoed() => {
                     if preset.prompt().is_some() {
                         if let Some(turn) = &mut self.core.turn {
@@ -609,14 +644,16 @@ impl Feed<'_> {
         let mut parts = mark.split(';');
         match parts.next() {
             Some("A") => match self.core.phase {
-                Phase::Starting => self.core.ready(start),
+                Phase::Starting => self.ready(start),
                 Phase::Busy => self.finish(start),
                 Phase::Idle => {}
             },
             Some("C") => {
                 if self.core.turn.is_none() && self.core.phase != Phase::Busy {
                     self.sync(end);
-                    self.core.start_turn(Vec::new(), false, end);
+                    let input = self.core.pending.pop_front();
+                    self.core
+                        .start_turn(input.into_iter().collect(), false, end);
                 }
                 self.confirm_content(end);
             }

@@ -81,10 +81,7 @@ impl vte::Perform for Performer {
     ) {
         self.in_escape = false;
         match (intermediates, action) {
-            ([], 'A' | 'B' | 'E' | 'F' | 'H' | 'f' | 'd' | 'r' | 'u') => {
-                self.actions.push(Action::LineBreak)
-            }
-            ([], 'C' | 'D' | 'G' | '`' | 'a' | 'I' | 'Z') => self.actions.push(Action::Space),
+            ([], _) => self.actions.extend(csi_action(action)),
             ([b'?'], 'h' | 'l') => {
                 for param in params.iter() {
                     if let Some(&mode) = param.first() {
@@ -119,6 +116,76 @@ impl vte::Perform for Performer {
 
     fn terminated(&self) -> bool {
         !self.in_escape || !self.actions.is_empty()
+    }
+}
+
+/// What a CSI sequence without private marker or intermediates does to the line view.
+fn csi_action(action: char) -> Option<Action> {
+    match action {
+        'A' | 'B' | 'E' | 'F' | 'H' | 'f' | 'd' | 'r' | 'u' => Some(Action::LineBreak),
+        'C' | 'D' | 'G' | '`' | 'a' | 'I' | 'Z' => Some(Action::Space),
+        _ => None,
+    }
+}
+
+/// The most common escape sequences — SGR, cursor moves, mode set/reset: `ESC [ [?] digits;… final`
+/// — parsed directly when they lie whole in the chunk, sparing `vte`'s byte-at-a-time state
+/// machine. `rest` starts just after the ESC. Anything else (intermediates, sub-parameters,
+/// other private markers, a sequence cut by the chunk's end) is left to `vte`.
+struct SimpleCsi<'a> {
+    /// Bytes after the ESC, final byte included.
+    len: usize,
+    private: bool,
+    params: &'a [u8],
+    action: u8,
+}
+
+impl<'a> SimpleCsi<'a> {
+    const MAX_PARAMS: usize = 32;
+
+    fn parse(rest: &'a [u8]) -> Option<Self> {
+        let body = rest.strip_prefix(b"[")?;
+        let private = body.first() == Some(&b'?');
+        let params_start = usize::from(private);
+        let params_len = body[params_start..]
+            .iter()
+            .take(Self::MAX_PARAMS + 1)
+            .position(|b| !matches!(b, b'0'..=b'9' | b';'))?;
+        if params_len > Self::MAX_PARAMS {
+            return None;
+        }
+        let action = *body.get(params_start + params_len)?;
+        if !(0x40..=0x7e).contains(&action) {
+            return None;
+        }
+        Some(Self {
+            len: 1 + params_start + params_len + 1,
+            private,
+            params: &body[params_start..params_start + params_len],
+            action,
+        })
+    }
+
+    /// Applies the sequence to the view; `end` is the offset just after it.
+    fn apply(&self, view: &mut LineView, end: u64, sink: &mut impl ViewSink) {
+        match (self.private, self.action) {
+            (false, action) => {
+                if let Some(action) = csi_action(char::from(action)) {
+                    view.apply(action, end, sink);
+                }
+            }
+            (true, action @ (b'h' | b'l')) => {
+                for param in self.params.split(|&b| b == b';') {
+                    let mode = param.iter().try_fold(0u16, |n, &d| {
+                        n.checked_mul(10)?.checked_add(u16::from(d - b'0'))
+                    });
+                    if let Some(mode) = mode.filter(|_| !param.is_empty()) {
+                        view.apply(Action::Mode(mode, action == b'h'), end, sink);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -221,6 +288,11 @@ impl LineView {
                     let byte = rest[0];
                     pos += 1;
                     if byte == 0x1b {
+                        if let Some(csi) = SimpleCsi::parse(&bytes[pos..]) {
+                            pos += csi.len;
+                            csi.apply(self, base + pos as u64, sink);
+                            continue;
+                        }
                         self.mode.0 = Mode::Escape;
                         self.performer.in_escape = true;
                         self.escape_start = offset;

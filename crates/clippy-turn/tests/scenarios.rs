@@ -280,5 +280,31 @@ fn a_resize_during_a_turn_is_replayed_into_the_text_view() {
     // would clamp those moves onto the last row and lose lines.
     s.detector.resize(60, 3).unwrap();
     s.out(b"$ ");
-    assert_eq!(s.turns()[0].text(), "line 3\nline 4\nline 5\nline 6\nline 7");
+    assert_eq!(
+        s.turns()[0].text(),
+        "line 3\nline 4\nline 5\nline 6\nline 7"
+    );
+}
+
+#[test]
+fn lines_typed_ahead_are_attributed_to_the_commands_that_run_them() {
+    let prompt = b"\x1b]133;A\x07$ \x1b]133;B\x07";
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    // Everything is piped in before the shell has printed anything.
+    s.input(b"echo hi\nstty size\nexit 0\n");
+    s.out(prompt)
+        .out(b"echo hi\r\n\x1b]133;C\x07hi\r\n\x1b]133;D;0\x07");
+    s.out(prompt)
+        .out(b"stty size\r\n\x1b]133;C\x0720 90\r\n\x1b]133;D;0\x07")
+        .out(prompt);
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(
+        (turns[0].input.as_str(), &turns[0].content[..]),
+        ("echo hi", &b"hi\r\n"[..])
+    );
+    assert_eq!(
+        (turns[1].input.as_str(), &turns[1].content[..]),
+        ("stty size", &b"20 90\r\n"[..])
+    );
 }

@@ -1,0 +1,102 @@
+//! The tap: turn detection and the spool, on their own thread.
+//!
+//! The byte-moving loop hands each chunk of output and input here through a bounded channel,
+//! in the order they happened, and goes straight back to moving bytes: forwarding never waits
+//! on detection or on the spool (SPEC §11). The channel holds up to `CAPACITY` chunks (PTY reads
+//! are at most a few KiB, so a few MiB); only if detection fell that far behind would the loop
+//! wait, which bounds memory whatever the child writes.
+
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use clippy_spool::SpoolWriter;
+use clippy_turn::{Event, TurnDetector};
+
+use crate::sink::{Events, SessionEvent};
+
+/// Chunks the channel holds before the loop has to wait.
+const CAPACITY: usize = 1024;
+
+/// What the loop reports, in order.
+#[derive(Debug)]
+pub enum Tapped {
+    /// Bytes the child wrote.
+    Output(Vec<u8>),
+    /// Bytes written to the child.
+    Input(Vec<u8>),
+    /// The terminal was resized.
+    Resize { cols: u16, rows: u16 },
+}
+
+/// The loop's end of the tap.
+pub struct Tap {
+    tx: SyncSender<Tapped>,
+    thread: JoinHandle<SpoolWriter>,
+}
+
+impl Tap {
+    /// Starts the tap thread, which owns the detector and the spool and reports to `events`.
+    pub fn start(
+        detector: TurnDetector,
+        spool: SpoolWriter,
+        events: Events,
+    ) -> std::io::Result<Self> {
+        let (tx, rx) = sync_channel(CAPACITY);
+        let thread = std::thread::Builder::new()
+            .name("clippy-session-tap".into())
+            .spawn(move || run(rx, detector, spool, events))?;
+        Ok(Self { tx, thread })
+    }
+
+    /// Hands a copy of some bytes or a resize to the tap.
+    pub fn send(&self, tapped: Tapped) {
+        // The tap only ends when this side is dropped, so a failed send cannot happen while the
+        // loop runs; if the thread panicked, detection is lost but the session goes on.
+        let _ = self.tx.send(tapped);
+    }
+
+    /// Lets the tap finish what it was given and returns the spool.
+    pub fn finish(self) -> Option<SpoolWriter> {
+        drop(self.tx);
+        self.thread.join().ok()
+    }
+}
+
+fn run(
+    rx: Receiver<Tapped>,
+    mut detector: TurnDetector,
+    mut spool: SpoolWriter,
+    events: Events,
+) -> SpoolWriter {
+    let mut spool_failed = false;
+    for tapped in rx {
+        let detected: Vec<Event> = match tapped {
+            Tapped::Output(bytes) => {
+                if let Err(e) = spool.append(&bytes)
+                    && !spool_failed
+                {
+                    spool_failed = true;
+                    let _ = events.send(SessionEvent::SpoolFailed(e.to_string()));
+                }
+                detector.feed_output(&bytes).collect()
+            }
+            Tapped::Input(bytes) => detector.feed_input(&bytes).collect(),
+            Tapped::Resize { cols, rows } => {
+                let _ = detector.resize(cols.max(1), rows.max(1));
+                Vec::new()
+            }
+        };
+        for event in detected {
+            if let Event::TurnCompleted(turn) = event {
+                let spool_span = spool
+                    .spool_offset_of(turn.start)
+                    .zip(spool.spool_offset_of(turn.end));
+                let _ = events.send(SessionEvent::Turn {
+                    turn: Box::new(turn),
+                    spool_span,
+                });
+            }
+        }
+    }
+    spool
+}
