@@ -1,0 +1,266 @@
+//! Turn records and their metadata.
+
+use std::sync::Arc;
+
+use crate::TurnId;
+
+/// A turn's metadata: everything in a [`TurnRecord`] but its content. This is what turn listings
+/// carry, and what a [`Sink`](crate::Sink) is told about the turn it delivers.
+///
+/// Metadata is immutable once the record is built (CONTRACT_REGISTRY): a registry hands out only
+/// shared references to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnMeta {
+    /// The turn's ID.
+    pub turn_id: TurnId,
+    /// When the turn completed, in milliseconds since the Unix epoch (given by the caller; this
+    /// crate reads no clock).
+    pub timestamp_ms: u64,
+    /// Length of the content as stored, in bytes (after any truncation).
+    pub byte_length: u32,
+    /// The user interrupted the turn (Ctrl+C while it ran).
+    pub interrupted: bool,
+    /// The content (or its text view) was cut to the size limit.
+    pub truncated: bool,
+    /// The command's exit code, when the stream carried one (OSC 133 `D`).
+    pub exit_code: Option<i32>,
+    /// The working directory, when the stream carried one (OSC 7).
+    pub cwd: Option<String>,
+    /// The input line the user submitted, when known.
+    pub input: Option<String>,
+    /// The turn's content as a `[start, end)` byte span of the session's spool, when known.
+    pub spool_span: Option<(u64, u64)>,
+}
+
+/// A completed turn: its [`TurnMeta`], its raw content and its rendered text.
+///
+/// Content and text are reference-counted, so cloning a record, listing it, or capturing it into
+/// a [`RelayBuffer`](crate::RelayBuffer) never copies the bytes. Build one with
+/// [`TurnRecord::new`] and the `with_*` methods; the byte length is computed, never given.
+///
+/// ```
+/// use clippy_registry::{TurnId, TurnRecord};
+///
+/// let record = TurnRecord::new(TurnId::new("s1", 1)?, 1_700_000_000_000, &b"\x1b[1mhi\x1b[0m\n"[..], "hi\n")
+///     .with_exit_code(0)
+///     .with_input("echo hi");
+/// assert_eq!(record.content(), b"\x1b[1mhi\x1b[0m\n");
+/// assert_eq!(record.text(), "hi\n");
+/// assert_eq!(record.meta().byte_length, 11);
+/// assert_eq!(record.meta().exit_code, Some(0));
+/// # Ok::<(), clippy_registry::RegistryError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnRecord {
+    meta: TurnMeta,
+    content: Arc<[u8]>,
+    text: Arc<str>,
+}
+
+impl TurnRecord {
+    /// A record with the given ID, completion time (Unix ms), raw content and rendered text;
+    /// not interrupted, not truncated, no optional metadata.
+    ///
+    /// `byte_length` is the content's length (saturating at `u32::MAX`; a
+    /// [`Registry`](crate::Registry) cuts content to its limit, which is at most `u32::MAX`, so a
+    /// stored record's length is always exact).
+    #[must_use]
+    pub fn new(
+        turn_id: TurnId,
+        timestamp_ms: u64,
+        content: impl Into<Arc<[u8]>>,
+        text: impl Into<Arc<str>>,
+    ) -> TurnRecord {
+        let content = content.into();
+        TurnRecord {
+            meta: TurnMeta {
+                turn_id,
+                timestamp_ms,
+                byte_length: saturating_u32(content.len()),
+                interrupted: false,
+                truncated: false,
+                exit_code: None,
+                cwd: None,
+                input: None,
+                spool_span: None,
+            },
+            content,
+            text: text.into(),
+        }
+    }
+
+    /// Sets the `interrupted` flag.
+    #[must_use]
+    pub fn with_interrupted(mut self, interrupted: bool) -> TurnRecord {
+        self.meta.interrupted = interrupted;
+        self
+    }
+
+    /// Sets the `truncated` flag (e.g. when the wrapper's detector already cut the turn). A
+    /// registry only ever sets it, never clears it.
+    #[must_use]
+    pub fn with_truncated(mut self, truncated: bool) -> TurnRecord {
+        self.meta.truncated = truncated;
+        self
+    }
+
+    /// Sets the exit code.
+    #[must_use]
+    pub fn with_exit_code(mut self, exit_code: i32) -> TurnRecord {
+        self.meta.exit_code = Some(exit_code);
+        self
+    }
+
+    /// Sets the working directory.
+    #[must_use]
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> TurnRecord {
+        self.meta.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the submitted input line.
+    #[must_use]
+    pub fn with_input(mut self, input: impl Into<String>) -> TurnRecord {
+        self.meta.input = Some(input.into());
+        self
+    }
+
+    /// Sets the spool span `[start, end)`.
+    #[must_use]
+    pub fn with_spool_span(mut self, start: u64, end: u64) -> TurnRecord {
+        self.meta.spool_span = Some((start, end));
+        self
+    }
+
+    /// The metadata.
+    #[must_use]
+    pub fn meta(&self) -> &TurnMeta {
+        &self.meta
+    }
+
+    /// The turn ID.
+    #[must_use]
+    pub fn turn_id(&self) -> &TurnId {
+        &self.meta.turn_id
+    }
+
+    /// The raw content (escape sequences preserved).
+    #[must_use]
+    pub fn content(&self) -> &[u8] {
+        &self.content
+    }
+
+    /// The rendered text view.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The shared content, for handing to another owner without a copy.
+    #[must_use]
+    pub fn content_arc(&self) -> &Arc<[u8]> {
+        &self.content
+    }
+
+    /// The shared text, for handing to another owner without a copy.
+    #[must_use]
+    pub fn text_arc(&self) -> &Arc<str> {
+        &self.text
+    }
+
+    /// Bytes held by content and text together (what [`Registry::total_bytes`] adds up).
+    ///
+    /// [`Registry::total_bytes`]: crate::Registry::total_bytes
+    #[must_use]
+    pub fn held_bytes(&self) -> usize {
+        self.content.len() + self.text.len()
+    }
+
+    /// Cuts content and text to at most `limit` bytes each (text at a char boundary), setting
+    /// `truncated` and `byte_length` when anything was cut. Only an oversize part is copied.
+    pub(crate) fn truncate_to(&mut self, limit: usize) {
+        if self.content.len() > limit {
+            self.content = Arc::from(&self.content[..limit]);
+            self.meta.truncated = true;
+        }
+        if self.text.len() > limit {
+            let mut end = limit;
+            while !self.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.text = Arc::from(&self.text[..end]);
+            self.meta.truncated = true;
+        }
+        self.meta.byte_length = saturating_u32(self.content.len());
+    }
+}
+
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(content: &[u8], text: &str) -> TurnRecord {
+        TurnRecord::new(TurnId::new("s", 1).expect("id"), 5, content, text)
+    }
+
+    #[test]
+    fn new_computes_byte_length_and_defaults() {
+        let r = rec(b"abc", "abc");
+        let m = r.meta();
+        assert_eq!(m.byte_length, 3);
+        assert_eq!(m.timestamp_ms, 5);
+        assert!(!m.interrupted && !m.truncated);
+        assert_eq!(
+            (m.exit_code, &m.cwd, &m.input, m.spool_span),
+            (None, &None, &None, None)
+        );
+    }
+
+    #[test]
+    fn builders_set_optional_metadata() {
+        let r = rec(b"x", "x")
+            .with_interrupted(true)
+            .with_truncated(true)
+            .with_exit_code(2)
+            .with_cwd("/tmp")
+            .with_input("ls")
+            .with_spool_span(10, 11);
+        let m = r.meta();
+        assert!(m.interrupted && m.truncated);
+        assert_eq!(m.exit_code, Some(2));
+        assert_eq!(m.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(m.input.as_deref(), Some("ls"));
+        assert_eq!(m.spool_span, Some((10, 11)));
+    }
+
+    #[test]
+    fn clones_share_content_and_text() {
+        let r = rec(b"shared", "shared");
+        let c = r.clone();
+        assert!(Arc::ptr_eq(r.content_arc(), c.content_arc()));
+        assert!(Arc::ptr_eq(r.text_arc(), c.text_arc()));
+    }
+
+    #[test]
+    fn truncate_cuts_content_exactly_and_text_at_a_char_boundary() {
+        let mut r = rec(b"0123456789", "h\u{e9}llo");
+        r.truncate_to(2);
+        assert_eq!(r.content(), b"01");
+        assert_eq!(r.meta().byte_length, 2);
+        assert_eq!(r.text(), "h", "é is two bytes and does not fit");
+        assert!(r.meta().truncated);
+    }
+
+    #[test]
+    fn truncate_within_limit_changes_nothing_and_copies_nothing() {
+        let mut r = rec(b"abc", "abc");
+        let before = Arc::clone(r.content_arc());
+        r.truncate_to(3);
+        assert!(!r.meta().truncated);
+        assert!(Arc::ptr_eq(&before, r.content_arc()));
+    }
+}
