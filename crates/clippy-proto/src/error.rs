@@ -1,0 +1,137 @@
+//! Error reasons on the wire, and this crate's error type.
+
+use serde::{Deserialize, Serialize};
+
+/// Why the broker refused a request: the `reason` of an `error` message, as its exact wire string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorReason {
+    /// No session has that id, unique id prefix or name.
+    SessionNotFound,
+    /// The session has no completed turn yet.
+    NoTurn,
+    /// Nothing was captured into the relay buffer yet.
+    BufferEmpty,
+    /// The session's wrapper is not connected (it cannot receive an injection).
+    SessionDisconnected,
+    /// A session with that id is already registered by another connection.
+    DuplicateSession,
+    /// The peer speaks another protocol version.
+    VersionMismatch,
+    /// The message `type` is not one the broker knows.
+    UnknownType,
+    /// The message or a field of it is too large.
+    PayloadTooLarge,
+    /// The turn was evicted from its ring, or never existed.
+    TurnNotFound,
+    /// A field the request needs is missing (or has the wrong type).
+    MissingField,
+    /// The session is busy.
+    Busy,
+    /// A wait ran out of time.
+    Timeout,
+    /// A pattern does not compile.
+    InvalidPattern,
+    /// A sink could not deliver (the message says why).
+    SinkFailed,
+    /// The first message on a connection was not `hello`, or a role sent what it may not.
+    NotAllowed,
+}
+
+impl ErrorReason {
+    /// The wire string, e.g. `session_not_found`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionNotFound => "session_not_found",
+            Self::NoTurn => "no_turn",
+            Self::BufferEmpty => "buffer_empty",
+            Self::SessionDisconnected => "session_disconnected",
+            Self::DuplicateSession => "duplicate_session",
+            Self::VersionMismatch => "version_mismatch",
+            Self::UnknownType => "unknown_type",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::TurnNotFound => "turn_not_found",
+            Self::MissingField => "missing_field",
+            Self::Busy => "busy",
+            Self::Timeout => "timeout",
+            Self::InvalidPattern => "invalid_pattern",
+            Self::SinkFailed => "sink_failed",
+            Self::NotAllowed => "not_allowed",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What can go wrong speaking the protocol.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtoError {
+    /// A frame announced more than [`MAX_FRAME`](crate::MAX_FRAME) bytes.
+    #[error("frame of {len} bytes is larger than the {max}-byte limit")]
+    FrameTooLarge {
+        /// The announced length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The payload is not a MessagePack map with a string `type` and an integer `id`.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A well-formed message of a type this side does not know.
+    #[error("unknown message type {kind:?} (id {id})")]
+    UnknownType {
+        /// The message's `id`, to answer it.
+        id: u32,
+        /// Its `type`.
+        kind: String,
+    },
+    /// A message of a known type lacks a field (or a field has the wrong type).
+    #[error("{kind} message (id {id}) is missing a field or has a wrong one: {detail}")]
+    MissingField {
+        /// The message's `id`.
+        id: u32,
+        /// Its `type`.
+        kind: String,
+        /// The decoder's explanation.
+        detail: String,
+    },
+    /// The message could not be encoded.
+    #[error("cannot encode message: {0}")]
+    Encode(String),
+    /// The peer closed the connection in the middle of a frame.
+    #[error("connection closed in the middle of a frame")]
+    Truncated,
+    /// The peer closed the connection.
+    #[error("connection closed by the broker")]
+    Closed,
+    /// `XDG_RUNTIME_DIR` is not set to an absolute path.
+    #[error(
+        "XDG_RUNTIME_DIR is not set (or not absolute): clippy keeps its socket there and never falls back to /tmp"
+    )]
+    NoRuntimeDir,
+    /// Connecting, reading or writing the socket failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The broker answered with an error.
+    #[error("{reason}: {message}")]
+    Broker {
+        /// The error reason.
+        reason: ErrorReason,
+        /// The broker's explanation.
+        message: String,
+    },
+    /// The broker answered with a message this request does not expect.
+    #[error("unexpected reply {0}")]
+    Unexpected(String),
+}

@@ -1,0 +1,307 @@
+//! The wire format: round trips, framing under any chunking, and bad input.
+
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
+use clippy_proto::{
+    ErrorReason, Format, FrameDecoder, MAX_FRAME, Message, ProtoError, Role, SessionInfo,
+    SessionSummary, TurnData, TurnMeta, decode, encode,
+};
+
+fn meta() -> TurnMeta {
+    TurnMeta {
+        turn_id: "abc:3".into(),
+        timestamp: 1_700_000_000_000,
+        byte_length: 5,
+        interrupted: true,
+        truncated: false,
+        exit_code: Some(-1),
+        cwd: Some("/tmp".into()),
+        input: None,
+        spool_span: Some((10, 15)),
+    }
+}
+
+fn every_message() -> Vec<Message> {
+    let bytes = b"\x1b[1mhi\xff\x00".to_vec();
+    vec![
+        Message::Hello {
+            id: 1,
+            version: 1,
+            role: Role::Wrapper,
+        },
+        Message::Register {
+            id: 2,
+            session: SessionInfo {
+                session: "abc".into(),
+                name: Some("coder".into()),
+                pid: 42,
+                command: vec!["claude".into()],
+                preset: "claude".into(),
+                bracketed_paste: true,
+            },
+        },
+        Message::Deregister {
+            id: 3,
+            session: "abc".into(),
+        },
+        Message::TurnCompleted {
+            id: 4,
+            session: "abc".into(),
+            turn: TurnData {
+                seq: 3,
+                timestamp: 5,
+                content: bytes.clone(),
+                text: "hi".into(),
+                interrupted: false,
+                truncated: true,
+                exit_code: None,
+                cwd: None,
+                input: Some("say hi".into()),
+                spool_span: None,
+            },
+        },
+        Message::BracketedPaste {
+            id: 5,
+            session: "abc".into(),
+            enabled: false,
+        },
+        Message::Capture {
+            id: 6,
+            session: "abc".into(),
+        },
+        Message::CaptureById {
+            id: 7,
+            turn_id: "abc:3".into(),
+        },
+        Message::Paste {
+            id: 8,
+            session: "def".into(),
+            format: Format::Text,
+        },
+        Message::Deliver {
+            id: 9,
+            sink: "file".into(),
+            session: None,
+            path: Some("/tmp/x".into()),
+            format: Format::Raw,
+        },
+        Message::ListSessions { id: 10 },
+        Message::GetTurn {
+            id: 11,
+            turn_id: "abc:3".into(),
+            format: Format::Raw,
+        },
+        Message::ListTurns {
+            id: 12,
+            session: "abc".into(),
+            limit: Some(2),
+        },
+        Message::HelloAck { id: 1, version: 1 },
+        Message::Done { id: 2 },
+        Message::TurnRecorded {
+            id: 4,
+            turn_id: "abc:3".into(),
+        },
+        Message::Captured {
+            id: 6,
+            turn_id: "abc:3".into(),
+            byte_length: 5,
+        },
+        Message::Sessions {
+            id: 10,
+            sessions: vec![SessionSummary {
+                session: "abc".into(),
+                name: None,
+                pid: 42,
+                command: vec![],
+                preset: "generic".into(),
+                connected: true,
+                turns: 1,
+                last_turn_id: Some("abc:3".into()),
+                bracketed_paste: false,
+            }],
+        },
+        Message::Turn {
+            id: 11,
+            turn: meta(),
+            content: bytes.clone(),
+        },
+        Message::Turns {
+            id: 12,
+            turns: vec![meta(), meta()],
+        },
+        Message::error(13, ErrorReason::SessionNotFound, "no session \"zzz\""),
+        Message::Inject {
+            id: 0,
+            session: "def".into(),
+            data: bytes,
+        },
+    ]
+}
+
+#[test]
+fn every_message_round_trips() {
+    let messages = every_message();
+    let kinds: std::collections::BTreeSet<&str> = Message::TYPES.iter().copied().collect();
+    assert_eq!(messages.len(), kinds.len(), "one example per type");
+    for message in messages {
+        let frame = encode(&message).unwrap();
+        let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
+        assert_eq!(len, frame.len() - 4);
+        assert_eq!(decode(&frame[4..]).unwrap(), message);
+    }
+}
+
+#[test]
+fn frames_reassemble_under_any_chunking() {
+    let mut stream = Vec::new();
+    for message in every_message() {
+        stream.extend(encode(&message).unwrap());
+    }
+    for chunk in [1, 2, 3, 7, 64, 4096] {
+        let mut decoder = FrameDecoder::default();
+        let mut got = Vec::new();
+        for piece in stream.chunks(chunk) {
+            decoder.push(piece);
+            while let Some(payload) = decoder.next_frame().unwrap() {
+                got.push(decode(&payload).unwrap());
+            }
+        }
+        assert_eq!(got, every_message(), "chunks of {chunk}");
+        assert_eq!(decoder.buffered(), 0);
+    }
+}
+
+#[test]
+fn an_oversize_frame_is_refused_from_its_header() {
+    let mut decoder = FrameDecoder::default();
+    decoder.push(&((MAX_FRAME + 1) as u32).to_be_bytes());
+    assert!(matches!(
+        decoder.next_frame(),
+        Err(ProtoError::FrameTooLarge { .. })
+    ));
+    // Exactly the limit is allowed (and waits for its payload).
+    let mut decoder = FrameDecoder::default();
+    decoder.push(&(MAX_FRAME as u32).to_be_bytes());
+    assert!(decoder.next_frame().unwrap().is_none());
+    // Encoding refuses what the peer would refuse.
+    let huge = Message::Inject {
+        id: 0,
+        session: "a".into(),
+        data: vec![0; MAX_FRAME],
+    };
+    assert!(matches!(
+        encode(&huge),
+        Err(ProtoError::FrameTooLarge { .. })
+    ));
+}
+
+/// A MessagePack map, written by hand the way another language's library would.
+fn map(entries: &[(&str, rmp_value::Value)]) -> Vec<u8> {
+    rmp_value::encode(entries)
+}
+
+mod rmp_value {
+    /// The few MessagePack values these tests need.
+    pub enum Value {
+        Str(&'static str),
+        Uint(u32),
+    }
+
+    pub fn encode(entries: &[(&str, Value)]) -> Vec<u8> {
+        let mut out = vec![0x80 | entries.len() as u8];
+        for (key, value) in entries {
+            str(&mut out, key);
+            match value {
+                Value::Str(s) => str(&mut out, s),
+                Value::Uint(n) => {
+                    out.push(0xce);
+                    out.extend(n.to_be_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    fn str(out: &mut Vec<u8>, s: &str) {
+        out.push(0xa0 | s.len() as u8);
+        out.extend(s.as_bytes());
+    }
+}
+
+#[test]
+fn an_unknown_type_keeps_its_id_for_the_answer() {
+    use rmp_value::Value::*;
+    let payload = map(&[
+        ("type", Str("frobnicate")),
+        ("id", Uint(77)),
+        ("extra", Str("x")),
+    ]);
+    match decode(&payload) {
+        Err(ProtoError::UnknownType { id: 77, kind }) => assert_eq!(kind, "frobnicate"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_known_type_with_a_missing_field_says_so() {
+    use rmp_value::Value::*;
+    let payload = map(&[("type", Str("capture")), ("id", Uint(9))]);
+    match decode(&payload) {
+        Err(ProtoError::MissingField {
+            id: 9,
+            kind,
+            detail,
+        }) => {
+            assert_eq!(kind, "capture");
+            assert!(detail.contains("session"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Optional fields may be left out; unknown fields are ignored.
+    let payload = map(&[
+        ("type", Str("paste")),
+        ("id", Uint(3)),
+        ("session", Str("s")),
+        ("color", Str("red")),
+    ]);
+    assert_eq!(
+        decode(&payload).unwrap(),
+        Message::Paste {
+            id: 3,
+            session: "s".into(),
+            format: Format::Raw
+        }
+    );
+}
+
+#[test]
+fn a_payload_that_is_not_a_message_is_malformed() {
+    for payload in [&b""[..], b"\xc1", b"\x93\x01\x02\x03", b"\x81\xa4type\x01"] {
+        assert!(
+            matches!(decode(payload), Err(ProtoError::Malformed(_))),
+            "{payload:?}"
+        );
+    }
+}
+
+#[test]
+fn the_wire_form_is_a_plain_map_with_string_keys_and_bin_content() {
+    let frame = encode(&Message::Inject {
+        id: 0,
+        session: "s".into(),
+        data: vec![1, 2],
+    })
+    .unwrap();
+    let payload = &frame[4..];
+    assert_eq!(
+        payload[0], 0x84,
+        "a fixmap of 4 entries: type, id, session, data"
+    );
+    let text = String::from_utf8_lossy(payload);
+    assert!(text.contains("type") && text.contains("inject") && text.contains("data"));
+    // `data` is MessagePack bin 8 (0xc4), not an array of integers.
+    let at = payload.windows(4).position(|w| w == b"data").unwrap();
+    assert_eq!(&payload[at + 4..at + 7], &[0xc4, 2, 1]);
+    assert_eq!(ErrorReason::SessionNotFound.as_str(), "session_not_found");
+}
