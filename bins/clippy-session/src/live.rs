@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clippy_pty::{
     Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
@@ -16,7 +17,7 @@ use clippy_pty::{
 use clippy_spool::{SpoolDir, SpoolWriter};
 use clippy_turn::{DetectorConfig, TurnDetector};
 use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::shell_integration;
 use crate::sink::{self, SessionEvent};
@@ -25,6 +26,8 @@ use crate::tap::{Tap, Tapped};
 const STDIN: Token = Token(0);
 const MASTER: Token = Token(1);
 const SIGNALS: Token = Token(2);
+/// The sink thread has bytes from the broker to inject.
+const INJECT: Token = Token(3);
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -38,6 +41,8 @@ pub struct Options {
     pub export_session_id: bool,
     pub shell_integration: bool,
     pub turn_log: Option<PathBuf>,
+    /// Neither start nor contact a broker.
+    pub no_broker: bool,
     /// The PTY size when stdin is not a terminal.
     pub headless_size: WinSize,
 }
@@ -72,8 +77,25 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     RawModeGuard::install_panic_restore();
 
     // Everything that can be refused is checked before anything is created or started.
-    let (events, sink_thread) =
-        sink::start(options.turn_log.clone()).map_err(|e| SessionError::Usage(e.to_string()))?;
+    let poll = Poll::new().map_err(io("cannot create the event loop"))?;
+    let waker = Waker::new(poll.registry(), INJECT).map_err(io("cannot create the event loop"))?;
+    let (inject_tx, inject_rx) = std::sync::mpsc::channel();
+    let broker = if options.no_broker {
+        None
+    } else {
+        clippy_proto::socket_path()
+            .ok()
+            .map(|socket| (socket, true))
+    };
+    let (events, sink_thread) = sink::start(sink::SinkOptions {
+        turn_log: options.turn_log.clone(),
+        broker,
+        injector: sink::Injector {
+            tx: inject_tx,
+            waker: Arc::new(waker),
+        },
+    })
+    .map_err(|e| SessionError::Usage(e.to_string()))?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let size = clippy_pty::terminal_size(stdin.as_fd())
@@ -120,15 +142,24 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     let master = pair.master;
     master.set_nonblocking(true)?;
 
-    let _ = events.send(SessionEvent::Started {
+    events.send(SessionEvent::Started {
         session_id: session_id.clone(),
         name: options.name.clone(),
+        pid: child.pid(),
+        command: command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        preset: detector.preset().name().to_owned(),
     });
-    let tap = Tap::start(detector, spool, events).map_err(io("cannot start the session"))?;
+    let tap =
+        Tap::start(detector, spool, events.clone()).map_err(io("cannot start the session"))?;
     let guard = RawModeGuard::enter(stdin.as_fd())?;
     let mut session = Session {
+        poll,
         master,
         tap,
+        injected: inject_rx,
         pending_input: Vec::new(),
         guard,
     };
@@ -140,7 +171,8 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     {
         eprintln!("clippy-session: {e}");
     }
-    // The tap held the last sender: the sink ends once it has written every turn.
+    // The tap has reported every turn: the sink writes them, deregisters and ends.
+    events.send(SessionEvent::Ended);
     let _ = sink_thread.join();
     status
 }
@@ -167,8 +199,11 @@ fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
 }
 
 struct Session {
+    poll: Poll,
     master: PtyMaster,
     tap: Tap,
+    /// Bytes the broker asked to inject, announced by the `INJECT` waker.
+    injected: std::sync::mpsc::Receiver<Vec<u8>>,
     /// Input read from the user that the child has not taken yet.
     pending_input: Vec<u8>,
     guard: Option<RawModeGuard>,
@@ -181,20 +216,22 @@ impl Session {
         child: &mut Child,
         signals: &SignalPipe,
     ) -> Result<ExitStatus, SessionError> {
-        let mut poll = Poll::new().map_err(io("cannot create the event loop"))?;
         let stdin = std::io::stdin();
         let stdin_fd = stdin.as_raw_fd();
         let master_fd = self.master.as_raw_fd();
         let signal_fd = signals.as_fd().as_raw_fd();
         // A stdin that epoll refuses (a regular file, /dev/null) is simply not read.
-        let mut stdin_open = poll
+        let mut stdin_open = self
+            .poll
             .registry()
             .register(&mut SourceFd(&stdin_fd), STDIN, Interest::READABLE)
             .is_ok();
-        poll.registry()
+        self.poll
+            .registry()
             .register(&mut SourceFd(&master_fd), MASTER, Interest::READABLE)
             .map_err(io("cannot watch the PTY"))?;
-        poll.registry()
+        self.poll
+            .registry()
             .register(&mut SourceFd(&signal_fd), SIGNALS, Interest::READABLE)
             .map_err(io("cannot watch signals"))?;
 
@@ -204,7 +241,7 @@ impl Session {
         let mut pending_signals = Vec::new();
         let mut watching_writable = false;
         loop {
-            if let Err(e) = poll.poll(&mut events, None) {
+            if let Err(e) = self.poll.poll(&mut events, None) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
@@ -229,8 +266,9 @@ impl Session {
                     }
                     STDIN if stdin_open && !self.read_user(&stdin, &mut buf)? => {
                         stdin_open = false;
-                        let _ = poll.registry().deregister(&mut SourceFd(&stdin_fd));
+                        let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd));
                     }
+                    INJECT => self.take_injected()?,
                     SIGNALS => {
                         pending_signals.clear();
                         signals.drain_into(&mut pending_signals)?;
@@ -256,7 +294,8 @@ impl Session {
                 } else {
                     Interest::READABLE
                 };
-                poll.registry()
+                self.poll
+                    .registry()
                     .reregister(&mut SourceFd(&master_fd), MASTER, want)
                     .map_err(io("cannot watch the PTY"))?;
                 watching_writable = want_writable;
@@ -320,6 +359,15 @@ impl Session {
         self.flush_input()?;
         self.tap.send(Tapped::Input(bytes.to_vec()));
         Ok(true)
+    }
+
+    /// Queues what the broker asked to inject; the detector sees it as input, like typing.
+    fn take_injected(&mut self) -> Result<(), SessionError> {
+        while let Ok(data) = self.injected.try_recv() {
+            self.pending_input.extend_from_slice(&data);
+            self.tap.send(Tapped::Input(data));
+        }
+        self.flush_input()
     }
 
     /// Writes pending input to the child as far as it takes it.

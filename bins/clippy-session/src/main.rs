@@ -2,6 +2,7 @@
 //! `--replay`, run turn detection over an asciicast recording to check a preset offline.
 
 mod asciicast;
+mod broker_link;
 mod live;
 mod replay;
 mod session_id;
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
         export_session_id: args.export_session_id,
         shell_integration: args.shell_integration,
         turn_log: args.turn_log,
+        no_broker: args.no_broker,
         headless_size: args.size,
     };
     match live::run(options) {

@@ -1,33 +1,76 @@
-//! The seam out of the event loop: session events go down a channel to a thread that does the
-//! slow or blocking work (rendering turns, writing the turn log, and later the broker link), so
-//! the loop that moves the user's bytes never waits on it.
+//! The sink thread: everything slow or blocking that happens to a session's events — rendering
+//! turns as text, writing the turn log, the broker link — off the loop that moves bytes.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
+use clippy_proto::{SessionInfo, TurnData};
 use clippy_turn::Turn;
 
-/// What the loop reports.
+use crate::broker_link::{BrokerLink, FromBroker};
+
+/// What the loop and the tap report.
 #[derive(Debug)]
 pub enum SessionEvent {
-    /// The session has its ID; the child runs.
+    /// The child runs.
     Started {
         session_id: String,
         name: Option<String>,
+        pid: u32,
+        command: Vec<String>,
+        preset: String,
     },
-    /// A turn completed; `spool_span` is its byte range in the spool, when still mappable.
+    /// A turn completed at `timestamp` (Unix ms); `spool_span` is its byte range in the spool.
     Turn {
         turn: Box<Turn>,
         spool_span: Option<(u64, u64)>,
+        timestamp: u64,
     },
+    /// The child turned bracketed paste on or off.
+    BracketedPaste(bool),
     /// The spool could not be written (reported once; the session goes on).
     SpoolFailed(String),
+    /// The session is over: deregister and finish.
+    Ended,
 }
 
-/// The sending half, owned by the loop.
-pub type Events = Sender<SessionEvent>;
+/// Everything the sink thread receives.
+#[derive(Debug)]
+pub enum SinkInput {
+    /// From the loop or the tap.
+    Session(SessionEvent),
+    /// From the broker's reader thread.
+    Broker(FromBroker),
+}
+
+/// The sending half for the loop and the tap.
+#[derive(Debug, Clone)]
+pub struct Events(Sender<SinkInput>);
+
+impl Events {
+    /// Queues an event for the sink thread (dropped if the thread is gone).
+    pub fn send(&self, event: SessionEvent) {
+        let _ = self.0.send(SinkInput::Session(event));
+    }
+}
+
+/// Where injected bytes go: a channel to the loop, and the waker that makes it look.
+pub struct Injector {
+    pub tx: Sender<Vec<u8>>,
+    pub waker: Arc<mio::Waker>,
+}
+
+/// How the sink thread is set up.
+pub struct SinkOptions {
+    pub turn_log: Option<PathBuf>,
+    /// The broker's socket and whether to start a broker when none answers; `None`: no broker.
+    pub broker: Option<(PathBuf, bool)>,
+    pub injector: Injector,
+}
 
 /// One line of `--turn-log`.
 #[derive(serde::Serialize)]
@@ -48,17 +91,17 @@ struct TurnLine<'a> {
     content: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     content_b64: Option<String>,
-    text: String,
+    text: &'a str,
 }
 
-/// Starts the sink thread; returns the sender for the loop and the thread's handle.
-pub fn start(turn_log: Option<PathBuf>) -> std::io::Result<(Events, JoinHandle<()>)> {
-    let log = match turn_log {
+/// Starts the sink thread; opening the turn log is the only thing that can fail here.
+pub fn start(options: SinkOptions) -> std::io::Result<(Events, JoinHandle<()>)> {
+    let log = match &options.turn_log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(&path)
+                .open(path)
                 .map_err(|e| {
                     std::io::Error::new(
                         e.kind(),
@@ -69,56 +112,156 @@ pub fn start(turn_log: Option<PathBuf>) -> std::io::Result<(Events, JoinHandle<(
         None => None,
     };
     let (tx, rx) = channel();
+    let events = Events(tx.clone());
     let handle = std::thread::Builder::new()
         .name("clippy-session-sink".into())
-        .spawn(move || run(rx, log))?;
-    Ok((tx, handle))
+        .spawn(move || {
+            Sink {
+                log,
+                options,
+                tx,
+                session: String::new(),
+                name: None,
+                bracketed: false,
+                link: None,
+            }
+            .run(rx)
+        })?;
+    Ok((events, handle))
 }
 
-fn run(rx: Receiver<SessionEvent>, mut log: Option<std::fs::File>) {
-    let mut session = String::new();
-    let mut session_name = None;
-    for event in rx {
-        match event {
-            SessionEvent::Started { session_id, name } => {
-                session = session_id;
-                session_name = name;
+struct Sink {
+    log: Option<std::fs::File>,
+    options: SinkOptions,
+    /// For the broker link's reader threads.
+    tx: Sender<SinkInput>,
+    session: String,
+    name: Option<String>,
+    bracketed: bool,
+    link: Option<BrokerLink>,
+}
+
+impl Sink {
+    fn run(mut self, rx: Receiver<SinkInput>) {
+        loop {
+            let next = match self.link.as_ref().and_then(BrokerLink::next_attempt) {
+                Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match next {
+                Ok(SinkInput::Session(SessionEvent::Ended))
+                | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(SinkInput::Session(event)) => self.session_event(event),
+                Ok(SinkInput::Broker(FromBroker::Inject(data))) => {
+                    if self.options.injector.tx.send(data).is_ok() {
+                        let _ = self.options.injector.waker.wake();
+                    }
+                }
+                Ok(SinkInput::Broker(FromBroker::Closed(generation))) => {
+                    if let Some(link) = &mut self.link {
+                        link.closed(generation);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(link) = &mut self.link {
+                        link.tick();
+                    }
+                }
             }
-            SessionEvent::Turn { turn, spool_span } => {
-                let Some(file) = &mut log else { continue };
-                let utf8 = std::str::from_utf8(&turn.content).ok();
-                let line = TurnLine {
-                    session: &session,
-                    name: session_name.as_deref(),
-                    turn_id: format!("{session}:{}", turn.seq),
-                    seq: turn.seq,
-                    input: &turn.input,
-                    interrupted: turn.interrupted,
-                    truncated: turn.truncated,
-                    byte_length: turn.content.len(),
-                    exit_code: turn.exit_code,
-                    cwd: turn.cwd.as_deref(),
-                    spool_span,
-                    content: utf8,
-                    content_b64: utf8.is_none().then(|| {
-                        base64::engine::Engine::encode(
-                            &base64::engine::general_purpose::STANDARD,
-                            &turn.content,
-                        )
-                    }),
-                    text: turn.text(),
-                };
-                let mut record = serde_json::to_vec(&line).unwrap_or_default();
-                record.push(b'\n');
-                let written = file.write_all(&record);
-                if let Err(e) = written {
-                    eprintln!("\r\nclippy-session: cannot write the turn log: {e}\r");
-                    log = None;
+        }
+        if let Some(link) = &mut self.link {
+            link.deregister();
+        }
+    }
+
+    fn session_event(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Started {
+                session_id,
+                name,
+                pid,
+                command,
+                preset,
+            } => {
+                self.session = session_id.clone();
+                self.name = name.clone();
+                if let Some((socket, start_broker)) = self.options.broker.clone() {
+                    let info = SessionInfo {
+                        session: session_id,
+                        name,
+                        pid,
+                        command,
+                        preset,
+                        bracketed_paste: self.bracketed,
+                    };
+                    self.link = Some(BrokerLink::new(socket, info, self.tx.clone(), start_broker));
+                }
+            }
+            SessionEvent::Turn {
+                turn,
+                spool_span,
+                timestamp,
+            } => {
+                let turn = *turn;
+                let text = turn.text();
+                self.log_turn(&turn, spool_span, &text);
+                if let Some(link) = &mut self.link {
+                    link.turn(TurnData {
+                        seq: turn.seq,
+                        timestamp,
+                        content: turn.content,
+                        text,
+                        interrupted: turn.interrupted,
+                        truncated: turn.truncated,
+                        exit_code: turn.exit_code,
+                        cwd: turn.cwd,
+                        input: Some(turn.input).filter(|i| !i.is_empty()),
+                        spool_span,
+                    });
+                }
+            }
+            SessionEvent::BracketedPaste(enabled) => {
+                self.bracketed = enabled;
+                if let Some(link) = &mut self.link {
+                    link.bracketed_paste(enabled);
                 }
             }
             SessionEvent::SpoolFailed(reason) => {
-                eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r")
+                eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r");
             }
+            SessionEvent::Ended => {}
+        }
+    }
+
+    fn log_turn(&mut self, turn: &Turn, spool_span: Option<(u64, u64)>, text: &str) {
+        let Some(file) = &mut self.log else { return };
+        let utf8 = std::str::from_utf8(&turn.content).ok();
+        let line = TurnLine {
+            session: &self.session,
+            name: self.name.as_deref(),
+            turn_id: format!("{}:{}", self.session, turn.seq),
+            seq: turn.seq,
+            input: &turn.input,
+            interrupted: turn.interrupted,
+            truncated: turn.truncated,
+            byte_length: turn.content.len(),
+            exit_code: turn.exit_code,
+            cwd: turn.cwd.as_deref(),
+            spool_span,
+            content: utf8,
+            content_b64: utf8.is_none().then(|| {
+                base64::engine::Engine::encode(
+                    &base64::engine::general_purpose::STANDARD,
+                    &turn.content,
+                )
+            }),
+            text,
+        };
+        let mut record = serde_json::to_vec(&line).unwrap_or_default();
+        record.push(b'\n');
+        if let Err(e) = file.write_all(&record) {
+            eprintln!("\r\nclippy-session: cannot write the turn log: {e}\r");
+            self.log = None;
         }
     }
 }

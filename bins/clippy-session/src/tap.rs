@@ -87,16 +87,29 @@ fn run(
             }
         };
         for event in detected {
-            if let Event::TurnCompleted(turn) = event {
-                let spool_span = spool
-                    .spool_offset_of(turn.start)
-                    .zip(spool.spool_offset_of(turn.end));
-                let _ = events.send(SessionEvent::Turn {
-                    turn: Box::new(turn),
-                    spool_span,
-                });
-            }
+            let out = match event {
+                Event::TurnCompleted(turn) => {
+                    let spool_span = spool
+                        .spool_offset_of(turn.start)
+                        .zip(spool.spool_offset_of(turn.end));
+                    SessionEvent::Turn {
+                        turn: Box::new(turn),
+                        spool_span,
+                        timestamp: now_ms(),
+                    }
+                }
+                Event::BracketedPaste { enabled } => SessionEvent::BracketedPaste(enabled),
+                _ => continue,
+            };
+            let _ = events.send(out);
         }
     }
     spool
+}
+
+/// Unix time in milliseconds.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
