@@ -76,7 +76,7 @@ fn run(
                     && !spool_failed
                 {
                     spool_failed = true;
-                    let _ = events.send(SessionEvent::SpoolFailed(e.to_string()));
+                    events.send(SessionEvent::SpoolFailed(e.to_string()));
                 }
                 detector.feed_output(&bytes).collect()
             }
@@ -101,7 +101,7 @@ fn run(
                 Event::BracketedPaste { enabled } => SessionEvent::BracketedPaste(enabled),
                 _ => continue,
             };
-            let _ = events.send(out);
+            events.send(out);
         }
     }
     spool
