@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use clippy_turn::{DEFAULT_MAX_TURN_BYTES, DetectorConfig, PRESETS, Preset};
+use clippy_turn::{DetectorConfig, PRESETS, Preset};
 
 /// Exit code for invalid arguments or configuration (SPEC §10).
 const EXIT_USAGE: u8 = 4;
@@ -23,16 +23,21 @@ const EXIT_USAGE: u8 = 4;
 #[derive(Debug, Parser)]
 #[command(name = "clippy-session", version, about, after_help = presets_help())]
 struct Args {
-    /// Prompt preset: which agent-emitted signals mean "waiting for input".
-    #[arg(long, value_name = "NAME", default_value = "generic")]
-    preset: String,
+    /// Prompt preset: which agent-emitted signals mean "waiting for input". Default: the preset
+    /// configured for the command's name (`claude` → claude, `python3` → python, …), else generic.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     /// A custom prompt regex, matched anywhere in each ANSI-stripped line (replaces the preset's
     /// line pattern; the preset's other signals stay).
     #[arg(long, value_name = "REGEX")]
     pattern: Option<String>,
-    /// Largest turn kept, in bytes; longer turns are cut and marked truncated.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURN_BYTES)]
-    max_turn_bytes: usize,
+    /// Largest turn kept, in bytes; longer turns are cut and marked truncated (default: the
+    /// configuration's `session.max_turn_bytes`, 4 MiB).
+    #[arg(long, value_name = "N")]
+    max_turn_bytes: Option<usize>,
+    /// Configuration file, over ./clippy.toml, ~/.config/clippy/config.toml, /etc/clippy/config.toml.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Read an asciicast v2 recording and print the turns detected in it, instead of running a command.
     #[arg(long, value_name = "FILE.cast")]
     replay: Option<PathBuf>,
@@ -90,7 +95,7 @@ fn presets_help() -> String {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let mut args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
@@ -101,7 +106,18 @@ fn main() -> ExitCode {
             };
         }
     };
-    let config = match detector_config(&args) {
+    let settings = match clippy_config::Config::load(args.config.as_deref()) {
+        Ok((settings, _layers)) => settings,
+        Err(e) => {
+            eprintln!("clippy-session: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut command = std::mem::take(&mut args.command);
+    if command.is_empty() && args.shell_integration {
+        command.push(std::env::var_os("SHELL").unwrap_or_else(|| "bash".into()));
+    }
+    let config = match detector_config(&args, &settings, command.first()) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("clippy-session: {e}");
@@ -116,10 +132,6 @@ fn main() -> ExitCode {
                 ExitCode::from(EXIT_USAGE)
             }
         };
-    }
-    let mut command = args.command;
-    if command.is_empty() && args.shell_integration {
-        command.push(std::env::var_os("SHELL").unwrap_or_else(|| "bash".into()));
     }
     let options = live::Options {
         command,
@@ -148,10 +160,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn detector_config(args: &Args) -> Result<DetectorConfig, clippy_turn::TurnError> {
-    let mut preset = Preset::named(&args.preset)?;
+/// The detector for this run: the preset asked for, else the one configured for the command's
+/// name, else `generic`; `--pattern` over it; the turn cap asked for, else the configured one.
+fn detector_config(
+    args: &Args,
+    settings: &clippy_config::Config,
+    program: Option<&OsString>,
+) -> Result<DetectorConfig, clippy_turn::TurnError> {
+    let name = args
+        .preset
+        .as_deref()
+        .or_else(|| program.and_then(|p| settings.preset_for_command(p)))
+        .unwrap_or("generic");
+    let mut preset = Preset::named(name)?;
     if let Some(pattern) = &args.pattern {
         preset = preset.with_prompt(pattern)?;
     }
-    Ok(DetectorConfig::new(preset).max_turn_bytes(args.max_turn_bytes))
+    let max_turn_bytes = args
+        .max_turn_bytes
+        .unwrap_or(settings.session.max_turn_bytes);
+    Ok(DetectorConfig::new(preset).max_turn_bytes(max_turn_bytes))
 }

@@ -1,0 +1,288 @@
+//! The wrapper and the broker together: sessions register themselves (starting a broker when
+//! none runs), their turns are relayable from one session into another, and they come back
+//! when the broker is restarted.
+
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use clippy_proto::{Client, Message, Role, SessionSummary};
+use support::{Spawn, TempDir, python, settle};
+
+/// The broker binary next to the wrapper under test, built if it is not there yet.
+fn broker_bin() -> PathBuf {
+    let path = support::wrapper_bin().with_file_name("clippy-broker");
+    if !path.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "clippy-broker"])
+            .status()
+            .unwrap();
+        assert!(
+            status.success() && path.is_file(),
+            "cannot build {}",
+            path.display()
+        );
+    }
+    path
+}
+
+fn socket(dir: &TempDir) -> PathBuf {
+    dir.runtime().join("clippy").join("broker.sock")
+}
+
+fn client(dir: &TempDir) -> Client {
+    let path = socket(dir);
+    let mut last = None;
+    for _ in 0..200 {
+        match Client::connect(&path, Role::Client) {
+            Ok(client) => return client,
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("no broker at {}: {last:?}", path.display());
+}
+
+fn sessions(dir: &TempDir) -> Vec<SessionSummary> {
+    match client(dir)
+        .request(|id| Message::ListSessions { id })
+        .unwrap()
+    {
+        Message::Sessions { sessions, .. } => sessions,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every `clippy-broker` process serving this test's runtime directory.
+fn brokers_of(dir: &TempDir) -> Vec<u32> {
+    let wanted = format!("XDG_RUNTIME_DIR={}", dir.runtime().display()).into_bytes();
+    support::list_dir(Path::new("/proc"))
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe.ends_with("clippy-broker"))
+                && support::environ_of(pid).contains(&wanted)
+        })
+        .collect()
+}
+
+/// Stops this test's brokers, so no process outlives it.
+struct Brokers<'a>(&'a TempDir);
+
+impl Drop for Brokers<'_> {
+    fn drop(&mut self) {
+        for pid in brokers_of(self.0) {
+            support::signal_pid(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+fn start_broker(dir: &TempDir) -> Child {
+    let mut command = Command::new(broker_bin());
+    command
+        .arg("--foreground")
+        .env_clear()
+        .envs(support::base_env(dir));
+    command.stderr(std::process::Stdio::null());
+    let child = command.spawn().unwrap();
+    settle("the broker's socket", || socket(dir).exists());
+    child
+}
+
+#[test]
+fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste() {
+    broker_bin();
+    let dir = TempDir::new();
+    let _brokers = Brokers(&dir);
+    // No broker runs: the first session starts one.
+    let mut alpha = Spawn::wrapper(
+        &dir,
+        [
+            "--name",
+            "alpha",
+            "--preset",
+            "python",
+            "--",
+            python(),
+            "-i",
+            "-q",
+        ],
+    )
+    .start();
+    alpha.expect(">>> ");
+    alpha.send("print('line one'); print('line two')\r");
+    alpha.expect("line two\r\n>>> ");
+    let dump = dir.join("pasted");
+    let mut beta = Spawn::wrapper(
+        &dir,
+        [
+            "--name",
+            "beta",
+            "--",
+            python(),
+            support::program("pastedump.py").to_str().unwrap(),
+            dump.to_str().unwrap(),
+        ],
+    )
+    .start();
+    beta.expect("ready> ");
+    settle(
+        "both sessions registered, alpha's turn reported, beta's bracketed paste known",
+        || {
+            let list = sessions(&dir);
+            list.iter()
+                .any(|s| s.name.as_deref() == Some("alpha") && s.turns == 1)
+                && list
+                    .iter()
+                    .any(|s| s.name.as_deref() == Some("beta") && s.bracketed_paste)
+        },
+    );
+    assert_eq!(brokers_of(&dir).len(), 1, "one broker was started");
+
+    let mut client = client(&dir);
+    let alpha_id = sessions(&dir)
+        .into_iter()
+        .find(|s| s.name.as_deref() == Some("alpha"))
+        .unwrap()
+        .session;
+    match client
+        .request(|id| Message::Capture {
+            id,
+            session: "alpha".into(),
+        })
+        .unwrap()
+    {
+        Message::Captured {
+            turn_id,
+            byte_length,
+            ..
+        } => {
+            assert_eq!(turn_id, format!("{alpha_id}:1"));
+            assert_eq!(byte_length, 20);
+        }
+        other => panic!("{other:?}"),
+    }
+    match client
+        .request(|id| Message::GetTurn {
+            id,
+            turn_id: "alpha".into(),
+            format: Default::default(),
+        })
+        .unwrap()
+    {
+        Message::Turn { content, turn, .. } => {
+            assert_eq!(content, b"line one\r\nline two\r\n");
+            assert_eq!(
+                turn.input.as_deref(),
+                Some("print('line one'); print('line two')")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    client
+        .request(|id| Message::Paste {
+            id,
+            session: "beta".into(),
+            format: Default::default(),
+        })
+        .unwrap();
+    assert!(beta.wait_exit().success());
+    assert_eq!(
+        std::fs::read(&dump).unwrap(),
+        b"\x1b[200~line one\r\nline two\r\n\x1b[201~"
+    );
+
+    // beta is gone; the relay buffer is not.
+    settle("beta deregistered", || {
+        sessions(&dir)
+            .iter()
+            .all(|s| s.name.as_deref() != Some("beta"))
+    });
+    match client.request(|id| Message::Paste {
+        id,
+        session: "beta".into(),
+        format: Default::default(),
+    }) {
+        Err(clippy_proto::ProtoError::Broker { reason, .. }) => {
+            assert_eq!(reason, clippy_proto::ErrorReason::SessionNotFound);
+        }
+        other => panic!("{other:?}"),
+    }
+    alpha.send("raise SystemExit(0)\r");
+    assert!(alpha.wait_exit().success());
+}
+
+#[test]
+fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
+    let dir = TempDir::new();
+    let _brokers = Brokers(&dir);
+    let mut broker = start_broker(&dir);
+    let mut shell = Spawn::wrapper(
+        &dir,
+        [
+            "--name",
+            "sh",
+            "--shell-integration",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ],
+    )
+    .start();
+    shell.expect("\x1b]133;B\x07");
+    shell.send("echo before\r");
+    shell.expect("before\r\n");
+    settle("the turn reached the broker", || {
+        sessions(&dir).iter().any(|s| s.turns == 1)
+    });
+
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+    // The session goes on without a broker: its turns are still detected.
+    shell.send("echo during\r");
+    shell.expect("during\r\n");
+    let mut broker = start_broker(&dir);
+    settle("the session re-registered with both turns", || {
+        sessions(&dir)
+            .iter()
+            .any(|s| s.name.as_deref() == Some("sh") && s.turns == 2)
+    });
+    let mut client = client(&dir);
+    let id = sessions(&dir)[0].session.clone();
+    for (seq, want) in [(1, &b"before\r\n"[..]), (2, b"during\r\n")] {
+        match client
+            .request(|rid| Message::GetTurn {
+                id: rid,
+                turn_id: format!("{id}:{seq}"),
+                format: Default::default(),
+            })
+            .unwrap()
+        {
+            Message::Turn { content, .. } => assert_eq!(content, want),
+            other => panic!("{other:?}"),
+        }
+    }
+    shell.send("exit\r");
+    assert!(shell.wait_exit().success());
+    settle("the session deregistered", || sessions(&dir).is_empty());
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+}
+
+#[test]
+fn no_broker_starts_none() {
+    broker_bin();
+    let dir = TempDir::new();
+    let _brokers = Brokers(&dir);
+    let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "sh", "-c", "echo done"]).start();
+    term.expect("done");
+    assert!(term.wait_exit().success());
+    assert!(!socket(&dir).exists());
+    assert!(brokers_of(&dir).is_empty());
+}
