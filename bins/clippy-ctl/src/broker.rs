@@ -1,0 +1,212 @@
+//! The connection to the broker: find the socket, connect and say `hello` within the timeout,
+//! then one request at a time. Every [`ProtoError`] is sorted here into what it means for the
+//! user ([`CtlError`]): nobody answers, the broker refused, or the reply made no sense.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clippy_proto::{Client, Message, ProtoError, Role};
+
+use crate::error::CtlError;
+
+/// The socket to use: `--socket`, else `$XDG_RUNTIME_DIR/clippy/broker.sock`.
+pub fn resolve_socket(explicit: Option<&Path>) -> Result<PathBuf, CtlError> {
+    match explicit {
+        Some(path) => Ok(path.to_owned()),
+        None => clippy_proto::socket_path().map_err(|_| CtlError::NoRuntimeDir),
+    }
+}
+
+/// A connection to the broker, past `hello`.
+#[derive(Debug)]
+pub struct Broker {
+    client: Client,
+    socket: PathBuf,
+    timeout: Duration,
+}
+
+impl Broker {
+    /// Connects to `socket` as a client. Connecting and the `hello` exchange together may take
+    /// at most `timeout`; so may every later reply.
+    pub fn connect(socket: &Path, timeout: Duration) -> Result<Self, CtlError> {
+        // `Client::connect` blocks until the broker answers `hello`; a broker that accepted the
+        // connection but hangs must not hang us, so the handshake runs on a helper thread. When
+        // it times out the thread is left behind, blocked on a socket nobody will answer; the
+        // process exits right after.
+        let (tx, rx) = mpsc::channel();
+        let path = socket.to_owned();
+        std::thread::Builder::new()
+            .name("connect".into())
+            .spawn(move || {
+                // The receiver is gone only when we have given up waiting.
+                let _ = tx.send(Client::connect(&path, Role::Client));
+            })
+            .map_err(|source| CtlError::Io {
+                context: "cannot start a thread".into(),
+                source,
+            })?;
+        let client = match rx.recv_timeout(timeout) {
+            Ok(Ok(client)) => client,
+            Ok(Err(err)) => return Err(classify(err, socket, timeout)),
+            Err(_) => return Err(no_answer(socket, timeout)),
+        };
+        client
+            .set_read_timeout(Some(timeout))
+            .map_err(|err| classify(err, socket, timeout))?;
+        Ok(Self {
+            client,
+            socket: socket.to_owned(),
+            timeout,
+        })
+    }
+
+    /// Sends the request `make(id)` and returns its reply (an `error` reply is an error).
+    pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, CtlError> {
+        self.client
+            .request(make)
+            .map_err(|err| classify(err, &self.socket, self.timeout))
+    }
+}
+
+fn no_answer(socket: &Path, timeout: Duration) -> CtlError {
+    CtlError::NoAnswer {
+        socket: socket.to_owned(),
+        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+/// What a protocol-level failure means for the user.
+fn classify(err: ProtoError, socket: &Path, timeout: Duration) -> CtlError {
+    match err {
+        ProtoError::Broker { reason, message } => CtlError::Broker { reason, message },
+        ProtoError::NoRuntimeDir => CtlError::NoRuntimeDir,
+        ProtoError::Io { source, .. }
+            if matches!(source.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
+        {
+            no_answer(socket, timeout)
+        }
+        ProtoError::Io { source, .. } => CtlError::Unreachable {
+            socket: socket.to_owned(),
+            detail: source.to_string(),
+        },
+        ProtoError::Closed => CtlError::Unreachable {
+            socket: socket.to_owned(),
+            detail: "the broker closed the connection without answering".into(),
+        },
+        err @ (ProtoError::FrameTooLarge { .. }
+        | ProtoError::Malformed(_)
+        | ProtoError::UnknownType { .. }
+        | ProtoError::MissingField { .. }
+        | ProtoError::Encode(_)
+        | ProtoError::Truncated
+        | ProtoError::Unexpected(_)) => CtlError::Protocol(err.to_string()),
+    }
+}
+
+/// The error for a reply of the wrong type to `request`.
+pub fn unexpected(request: &str, reply: &Message) -> CtlError {
+    CtlError::Protocol(format!("unexpected reply to {request}: {}", kind(reply)))
+}
+
+/// A message's wire `type` (for error messages: the whole message may hold megabytes).
+fn kind(message: &Message) -> &'static str {
+    match message {
+        Message::Hello { .. } => "hello",
+        Message::Register { .. } => "register",
+        Message::Deregister { .. } => "deregister",
+        Message::TurnCompleted { .. } => "turn_completed",
+        Message::BracketedPaste { .. } => "bracketed_paste",
+        Message::Capture { .. } => "capture",
+        Message::CaptureById { .. } => "capture_by_id",
+        Message::Paste { .. } => "paste",
+        Message::Deliver { .. } => "deliver",
+        Message::ListSessions { .. } => "list_sessions",
+        Message::GetTurn { .. } => "get_turn",
+        Message::ListTurns { .. } => "list_turns",
+        Message::HelloAck { .. } => "hello_ack",
+        Message::Done { .. } => "done",
+        Message::TurnRecorded { .. } => "turn_recorded",
+        Message::Captured { .. } => "captured",
+        Message::Sessions { .. } => "sessions",
+        Message::Turn { .. } => "turn",
+        Message::Turns { .. } => "turns",
+        Message::Error { .. } => "error",
+        Message::Inject { .. } => "inject",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clippy_proto::ErrorReason;
+
+    use super::*;
+
+    fn sock() -> PathBuf {
+        PathBuf::from("/x/broker.sock")
+    }
+
+    fn io(kind: ErrorKind) -> ProtoError {
+        ProtoError::Io {
+            context: "c".into(),
+            source: std::io::Error::from(kind),
+        }
+    }
+
+    #[test]
+    fn errors_are_sorted_by_meaning() {
+        let t = Duration::from_millis(7);
+        assert!(matches!(
+            classify(io(ErrorKind::NotFound), &sock(), t),
+            CtlError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            classify(io(ErrorKind::ConnectionRefused), &sock(), t),
+            CtlError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            classify(io(ErrorKind::WouldBlock), &sock(), t),
+            CtlError::NoAnswer { timeout_ms: 7, .. }
+        ));
+        assert!(matches!(
+            classify(ProtoError::Closed, &sock(), t),
+            CtlError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            classify(ProtoError::Truncated, &sock(), t),
+            CtlError::Protocol(_)
+        ));
+        assert!(matches!(
+            classify(ProtoError::Malformed("m".into()), &sock(), t),
+            CtlError::Protocol(_)
+        ));
+        assert!(matches!(
+            classify(ProtoError::NoRuntimeDir, &sock(), t),
+            CtlError::NoRuntimeDir
+        ));
+        assert!(matches!(
+            classify(
+                ProtoError::Broker {
+                    reason: ErrorReason::BufferEmpty,
+                    message: "m".into()
+                },
+                &sock(),
+                t
+            ),
+            CtlError::Broker {
+                reason: ErrorReason::BufferEmpty,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn every_message_kind_is_a_known_type() {
+        assert!(Message::TYPES.contains(&kind(&Message::Done { id: 1 })));
+        assert_eq!(
+            unexpected("paste", &Message::Done { id: 1 }).to_string(),
+            "protocol error: unexpected reply to paste: done"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The command line, as clap derive definitions. Completions and the man page are generated from
+//! these same definitions, so what `--help` says is what the shells and `man` say.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+/// Default for `--timeout`, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
+
+/// `clippy-ctl`: the command line over the clippy broker.
+#[derive(Debug, Parser)]
+#[command(
+    name = "clippy-ctl",
+    version,
+    about = "Talk to the clippy broker: list sessions and turns, read, capture, paste and deliver turns",
+    long_about = "Talk to the clippy broker: list sessions and turns, read, capture, paste and \
+                  deliver turns.\n\nA SESSION is a session id, a unique prefix of one, or a session \
+                  name. A TURN_ID is <session>:<seq>.",
+    after_help = "Exit codes: 0 ok, 1 the operation failed, 3 broker unreachable, \
+                  4 invalid arguments or configuration, 5 protocol error, 124 wait timeout."
+)]
+pub struct Cli {
+    /// Print one JSON document (an object) per result, errors included.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Configuration file (see CONTRACTS/CLI.md).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The broker's socket [default: $XDG_RUNTIME_DIR/clippy/broker.sock].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// How long connecting to the broker and waiting for each reply may take, in milliseconds.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MS",
+        default_value_t = DEFAULT_TIMEOUT_MS,
+        value_parser = clap::value_parser!(u64).range(1..),
+    )]
+    pub timeout: u64,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the registered sessions.
+    ListSessions,
+    /// List a session's turns, newest first (metadata only).
+    ListTurns {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// Show at most N turns.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        limit: Option<u32>,
+    },
+    /// Write a turn's content to stdout (exact bytes) and its metadata to stderr.
+    ///
+    /// An argument containing ':' is a turn id; anything else is a session (id, unique prefix
+    /// or name), whose latest turn is fetched.
+    GetTurn {
+        /// A turn id (SESSION:SEQ) or a session.
+        #[arg(value_name = "TURN_ID|SESSION")]
+        target: String,
+        /// raw: the bytes as the agent wrote them, escapes included; text: the rendered text.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
+    },
+    /// Copy a session's latest turn into the relay buffer.
+    Capture {
+        /// Session id, unique id prefix, or name.
+        session: String,
+    },
+    /// Copy the given turn into the relay buffer.
+    CaptureById {
+        /// The turn id, SESSION:SEQ.
+        turn_id: String,
+    },
+    /// Inject the relay buffer into a session.
+    Paste {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// raw: the captured bytes; text: the rendered text.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
+    },
+    /// Deliver the relay buffer to a sink.
+    Deliver {
+        /// inject: into --session; file: into --path (written atomically, mode 0600);
+        /// clipboard: the desktop clipboard.
+        #[arg(value_enum)]
+        sink: SinkArg,
+        /// The target session (inject).
+        #[arg(long, value_name = "SESSION")]
+        session: Option<String>,
+        /// The target file (file); a relative path is taken from the current directory.
+        #[arg(long, value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// raw: the captured bytes; text: the rendered text.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
+    },
+    /// Whether the broker answers, its protocol version, its sessions and turns.
+    Status,
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff): clippy-ctl(1), or with COMMAND, clippy-ctl-COMMAND(1).
+    Man {
+        /// A subcommand, e.g. get-turn.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// The raw bytes, escapes included.
+    Raw,
+    /// The rendered text a person saw.
+    Text,
+}
+
+impl From<FormatArg> for clippy_proto::Format {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Raw => Self::Raw,
+            FormatArg::Text => Self::Text,
+        }
+    }
+}
+
+/// The sinks of `deliver`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SinkArg {
+    /// Inject into a session's terminal.
+    Inject,
+    /// Write a file.
+    File,
+    /// Set the desktop clipboard.
+    Clipboard,
+}
+
+impl SinkArg {
+    /// The sink's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Inject => "inject",
+            Self::File => "file",
+            Self::Clipboard => "clipboard",
+        }
+    }
+}
+
+/// Whether the raw arguments ask for JSON: used to report a usage error, when clap could not
+/// parse them, in the form the caller asked for.
+pub fn wants_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> bool {
+    args.iter()
+        .skip(1)
+        .map(AsRef::as_ref)
+        .take_while(|arg| *arg != "--")
+        .any(|arg| arg == "--json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn json_flag_is_found_before_a_double_dash_only() {
+        assert!(wants_json(&["clippy-ctl", "list-sessions", "--json"]));
+        assert!(wants_json(&["clippy-ctl", "--json", "nope"]));
+        assert!(!wants_json(&["clippy-ctl", "get-turn", "--", "--json"]));
+        assert!(!wants_json(&["--json"]));
+    }
+
+    #[test]
+    fn global_options_go_anywhere() {
+        let cli = Cli::try_parse_from([
+            "clippy-ctl",
+            "get-turn",
+            "abc:1",
+            "--json",
+            "--timeout",
+            "10",
+            "--format",
+            "text",
+        ])
+        .unwrap();
+        assert!(cli.json);
+        assert_eq!(cli.timeout, 10);
+        assert!(matches!(
+            cli.command,
+            Command::GetTurn {
+                format: Some(FormatArg::Text),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn zero_timeout_is_refused() {
+        assert!(Cli::try_parse_from(["clippy-ctl", "--timeout", "0", "status"]).is_err());
+    }
+}

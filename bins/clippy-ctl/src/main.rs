@@ -1,0 +1,66 @@
+//! `clippy-ctl`: the command line over the clippy broker (SPEC §10, `CONTRACTS/CLI.md`).
+//!
+//! This file parses the arguments and dispatches; [`commands`] talks to the broker, [`output`]
+//! renders, [`exit`] decides the exit code.
+#![forbid(unsafe_code)]
+
+mod broker;
+mod cli;
+mod commands;
+mod config;
+mod error;
+mod exit;
+mod output;
+mod time;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::exit::Exit;
+
+fn main() -> ExitCode {
+    let args: Vec<_> = std::env::args_os().collect();
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let (mut out, mut err) = (stdout.lock(), stderr.lock());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(clap_error) => {
+            // --help and --version are not errors: clap says so by choosing stdout.
+            if !clap_error.use_stderr() {
+                let written = out.write_all(clap_error.render().to_string().as_bytes());
+                return finish(written, Exit::Ok);
+            }
+            let message = clap_error.render().to_string();
+            let written =
+                output::render_usage_error(&message, cli::wants_json(&args), &mut out, &mut err);
+            return finish(written, Exit::Usage);
+        }
+    };
+    match commands::run(&cli) {
+        Ok(report) => {
+            let written = output::render(&report, cli.json, &mut out, &mut err);
+            finish(written, exit::report_exit(&report))
+        }
+        Err(error) => {
+            let written = output::render_error(&error, cli.json, &mut out, &mut err);
+            finish(written, exit::exit_code(&error))
+        }
+    }
+}
+
+/// The exit code once the output is written: a reader that went away (`| head`) is not an
+/// error; any other write failure is.
+fn finish(written: io::Result<()>, exit: Exit) -> ExitCode {
+    let flushed = written.and_then(|()| io::stdout().flush());
+    match flushed {
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "clippy-ctl: cannot write the output: {error}");
+            ExitCode::from(Exit::Failed)
+        }
+        _ => ExitCode::from(exit),
+    }
+}

@@ -1,0 +1,887 @@
+//! End-to-end tests of `clippy-ctl`: the real binary against a fake broker on a thread (every
+//! command, every output form, every exit code) and against the real `clippy-broker` with a fake
+//! wrapper registered through `clippy_proto`.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use clippy_proto::{ErrorReason, Format, Message, encode};
+use serde_json::json;
+use support::*;
+
+// ---------------------------------------------------------------------------------------------
+// list-sessions
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn list_sessions_prints_a_table() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-sessions"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!(
+            "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  COMMAND\n\
+             {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   claude --model 'opus 4'\n\
+             {BETA}  -      77    no         0      -          bash\n"
+        )
+    );
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn list_sessions_json() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-sessions", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["sessions"][0],
+        json!({
+            "session": ALPHA, "name": "alpha", "pid": 4242, "connected": true, "turns": 2,
+            "last_turn_id": format!("{ALPHA}:2"), "command": ["claude", "--model", "opus 4"],
+            "preset": "claude", "bracketed_paste": true,
+        })
+    );
+    assert_eq!(json["sessions"][1]["name"], json!(null));
+    assert_eq!(json["sessions"][1]["last_turn_id"], json!(null));
+}
+
+// ---------------------------------------------------------------------------------------------
+// list-turns
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn list_turns_newest_first() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-turns", "alpha"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!(
+            "TURN      TIME                      BYTES  FLAGS        EXIT  INPUT\n\
+             {ALPHA}:2  2023-11-14T22:14:20.456Z  {}     interrupted  130   dump\\u{{1b}}[A\n\
+             {ALPHA}:1  2023-11-14T22:13:20.123Z  {}     truncated    -     say hi\n",
+            TURN2.len(),
+            TURN1.len()
+        )
+    );
+}
+
+#[test]
+fn list_turns_limit_is_sent() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-turns", ALPHA, "--limit", "1", "--json"]);
+    out.expect_code(0);
+    assert!(matches!(
+        broker.last_request(),
+        Message::ListTurns { limit: Some(1), ref session, .. } if session == ALPHA
+    ));
+    let json = out.json();
+    assert_eq!(json["session"], ALPHA);
+    assert_eq!(json["turns"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        json["turns"][0],
+        json!({
+            "turn_id": format!("{ALPHA}:2"), "timestamp": T2, "time": "2023-11-14T22:14:20.456Z",
+            "byte_length": TURN2.len(), "interrupted": true, "truncated": false,
+            "exit_code": 130, "cwd": "/home/u", "input": "dump\u{1b}[A", "spool_span": [100, 125],
+        })
+    );
+}
+
+#[test]
+fn list_turns_of_a_session_without_turns() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-turns", BETA]);
+    out.expect_code(0);
+    assert_eq!(out.stdout_str(), format!("no turns in {BETA}\n"));
+    let out = Ctl::new(&dir).run(["list-turns", BETA, "--json"]);
+    assert_eq!(out.json(), json!({"session": BETA, "turns": []}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// get-turn
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn get_turn_writes_exact_bytes_to_stdout_and_metadata_to_stderr() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    for (turn_id, content) in [("1", TURN1), ("2", TURN2)] {
+        let out = Ctl::new(&dir).run(["get-turn", &format!("{ALPHA}:{turn_id}")]);
+        out.expect_code(0);
+        assert_eq!(out.stdout, content, "exact bytes, nothing added");
+        assert_eq!(out.stderr.lines().count(), 1, "{:?}", out.stderr);
+        assert!(out.stderr.contains(&format!("{ALPHA}:{turn_id}")));
+    }
+    let out = Ctl::new(&dir).run(["get-turn", &format!("{ALPHA}:2")]);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "turn {ALPHA}:2: {} bytes (raw), 2023-11-14T22:14:20.456Z, exit 130, interrupted\n",
+            TURN2.len()
+        )
+    );
+}
+
+#[test]
+fn get_turn_of_a_session_fetches_its_latest_turn() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    // By name, by id, by unique prefix: the broker resolves it.
+    for session in ["alpha", ALPHA, "k3f"] {
+        let out = Ctl::new(&dir).run(["get-turn", session]);
+        out.expect_code(0);
+        assert_eq!(out.stdout, TURN2);
+        assert!(matches!(
+            broker.last_request(),
+            Message::GetTurn { ref turn_id, format: Format::Raw, .. } if turn_id == session
+        ));
+    }
+}
+
+#[test]
+fn get_turn_text_format_is_requested() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "text"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, TURN2_TEXT.as_bytes());
+    assert!(out.stderr.contains("(text)"), "{:?}", out.stderr);
+    assert!(matches!(
+        broker.last_request(),
+        Message::GetTurn {
+            format: Format::Text,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn get_turn_json_has_content_when_utf8() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["--json", "get-turn", &format!("{ALPHA}:1")]);
+    out.expect_code(0);
+    assert_eq!(out.stderr, "", "JSON mode: everything in the one document");
+    let json = out.json();
+    let turn = &json["turn"];
+    assert_eq!(turn["content"], std::str::from_utf8(TURN1).unwrap());
+    assert!(turn.get("content_b64").is_none());
+    assert_eq!(turn["turn_id"], format!("{ALPHA}:1"));
+    assert_eq!(turn["format"], "raw");
+    assert_eq!(turn["truncated"], true);
+    assert_eq!(turn["time"], "2023-11-14T22:13:20.123Z");
+}
+
+#[test]
+fn get_turn_json_has_content_b64_when_not_utf8() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["get-turn", &format!("{ALPHA}:2"), "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    assert!(json["turn"].get("content").is_none());
+    let b64 = json["turn"]["content_b64"].as_str().unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    assert_eq!(decoded, TURN2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// capture, capture-by-id, paste, deliver
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn capture_prints_the_turn_and_size() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["capture", "alpha"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!("captured {ALPHA}:2 ({} bytes)\n", TURN2.len())
+    );
+    let out = Ctl::new(&dir).run(["capture", "alpha", "--json"]);
+    assert_eq!(
+        out.json(),
+        json!({"captured": {"turn_id": format!("{ALPHA}:2"), "byte_length": TURN2.len()}})
+    );
+}
+
+#[test]
+fn capture_by_id() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["capture-by-id", &format!("{ALPHA}:1")]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!("captured {ALPHA}:1 ({} bytes)\n", TURN1.len())
+    );
+    assert!(matches!(broker.last_request(), Message::CaptureById { .. }));
+    let out = Ctl::new(&dir).run(["capture-by-id", &format!("{ALPHA}:1"), "--json"]);
+    assert_eq!(
+        out.json(),
+        json!({"captured": {"turn_id": format!("{ALPHA}:1"), "byte_length": TURN1.len()}})
+    );
+}
+
+#[test]
+fn paste_after_capture() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    let out = Ctl::new(&dir).run(["paste", "alpha"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        "pasted the relay buffer into alpha (raw)\n"
+    );
+    let out = Ctl::new(&dir).run(["paste", "alpha", "--format", "text", "--json"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.json(),
+        json!({"pasted": {"session": "alpha", "format": "text"}})
+    );
+    assert!(matches!(
+        broker.last_request(),
+        Message::Paste { ref session, format: Format::Text, .. } if session == "alpha"
+    ));
+}
+
+#[test]
+fn deliver_file_sends_an_absolute_path() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    let out = Ctl::new(&dir).run(["deliver", "file", "--path", "sub/out.txt"]);
+    out.expect_code(0);
+    // The test runs clippy-ctl in the temporary directory (its cwd has no symlinks).
+    let want = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .join("sub/out.txt");
+    let Message::Deliver {
+        sink, path, format, ..
+    } = broker.last_request()
+    else {
+        panic!("not a deliver");
+    };
+    assert_eq!(sink, "file");
+    assert_eq!(format, Format::Raw);
+    let sent = path.expect("a path");
+    assert_eq!(Path::new(&sent), want);
+    assert_eq!(
+        out.stdout_str(),
+        format!("delivered the relay buffer to the file sink to {sent} (raw)\n")
+    );
+    let out = Ctl::new(&dir).run(["deliver", "file", "--path", "o.txt", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    assert_eq!(json["delivered"]["sink"], "file");
+    assert!(json["delivered"]["path"].as_str().unwrap().starts_with('/'));
+    assert_eq!(json["delivered"]["session"], json!(null));
+}
+
+#[test]
+fn deliver_inject_and_clipboard() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    let out = Ctl::new(&dir).run(["deliver", "inject", "--session", "alpha"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        "delivered the relay buffer to the inject sink into alpha (raw)\n"
+    );
+    assert!(matches!(
+        broker.last_request(),
+        Message::Deliver { ref sink, session: Some(ref s), path: None, .. } if sink == "inject" && s == "alpha"
+    ));
+    let out = Ctl::new(&dir).run(["deliver", "clipboard", "--json", "--format", "text"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.json(),
+        json!({"delivered": {"sink": "clipboard", "session": null, "path": null, "format": "text"}})
+    );
+}
+
+#[test]
+fn deliver_with_missing_or_stray_options_is_a_usage_error() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    for args in [
+        &["deliver", "inject"][..],
+        &["deliver", "file"],
+        &["deliver", "file", "--path", "x", "--session", "alpha"],
+        &["deliver", "inject", "--session", "alpha", "--path", "x"],
+    ] {
+        let out = Ctl::new(&dir).run(args);
+        out.expect_code(4);
+        assert!(out.stderr.starts_with("clippy-ctl: "), "{:?}", out.stderr);
+    }
+    assert!(broker.requests().is_empty(), "checked before connecting");
+    let out = Ctl::new(&dir).run(["deliver", "inject", "--json"]);
+    out.expect_code(4);
+    assert_eq!(out.json()["error"]["reason"], "invalid_arguments");
+}
+
+// ---------------------------------------------------------------------------------------------
+// status
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn status_of_a_running_broker() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["status"]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(text.starts_with("broker:   running\n"), "{text}");
+    assert!(text.contains(&format!("socket:   {}\n", dir.socket().display())));
+    assert!(text.contains("protocol: 1\n"));
+    assert!(text.contains("sessions: 2 (1 connected)\n"));
+    assert!(text.contains("turns:    2\n"));
+    let out = Ctl::new(&dir).run(["status", "--json"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.json(),
+        json!({"status": {
+            "running": true, "socket": dir.socket().to_str().unwrap(), "protocol_version": 1,
+            "sessions": 2, "connected_sessions": 1, "turns": 2,
+        }})
+    );
+}
+
+#[test]
+fn status_without_a_broker_exits_3() {
+    let dir = TempDir::new();
+    let out = Ctl::new(&dir).run(["status"]);
+    out.expect_code(3);
+    let text = out.stdout_str();
+    assert!(text.starts_with("broker:   not running ("), "{text}");
+    assert!(text.contains("clippy-broker --foreground"), "{text}");
+    let out = Ctl::new(&dir).run(["status", "--json"]);
+    out.expect_code(3);
+    let json = out.json();
+    assert_eq!(json["status"]["running"], false);
+    assert_eq!(json["status"]["socket"], dir.socket().to_str().unwrap());
+    assert_eq!(json["status"]["error"]["reason"], "broker_unreachable");
+    let out = Ctl::without_runtime(&dir).run(["status", "--json"]);
+    out.expect_code(3);
+    assert_eq!(out.json()["status"]["socket"], json!(null));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broker errors: exit 1 with the reason
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn broker_errors_exit_1_with_their_reason() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let missing_turn = format!("{ALPHA}:99");
+    let cases = [
+        (vec!["list-turns", "nope"], "session_not_found"),
+        (vec!["get-turn", "nope"], "session_not_found"),
+        (vec!["get-turn", &missing_turn], "turn_not_found"),
+        (vec!["capture-by-id", &missing_turn], "turn_not_found"),
+        (vec!["get-turn", BETA], "no_turn"),
+        (vec!["paste", "alpha"], "buffer_empty"),
+        (vec!["deliver", "clipboard"], "buffer_empty"),
+    ];
+    for (args, reason) in &cases {
+        let out = Ctl::new(&dir).run(args);
+        out.expect_code(1);
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            out.stderr.starts_with(&format!("clippy-ctl: {reason}: ")),
+            "{args:?}: {:?}",
+            out.stderr
+        );
+        let mut json_args = args.clone();
+        json_args.push("--json");
+        let out = Ctl::new(&dir).run(&json_args);
+        out.expect_code(1);
+        let json = out.json();
+        assert_eq!(json["error"]["reason"], *reason, "{args:?}");
+        assert!(json["error"]["message"].as_str().unwrap().len() > 3);
+        assert_eq!(out.stderr, "");
+    }
+    Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    let out = Ctl::new(&dir).run(["paste", BETA]);
+    out.expect_code(1);
+    assert!(out.stderr.starts_with("clippy-ctl: session_disconnected: "));
+}
+
+#[test]
+fn a_wait_timeout_from_the_broker_exits_124() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::with_handler(&dir.socket(), |m| match m {
+        Message::Hello { .. } => ack(),
+        _ => error(ErrorReason::Timeout, "no match within 10 ms"),
+    });
+    let out = Ctl::new(&dir).run(["list-sessions"]);
+    out.expect_code(124);
+    assert!(out.stderr.starts_with("clippy-ctl: timeout: "));
+    let out = Ctl::new(&dir).run(["list-sessions", "--json"]);
+    out.expect_code(124);
+    assert_eq!(out.json()["error"]["reason"], "timeout");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broker unreachable: exit 3
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn no_socket_exits_3_and_says_how_to_start_a_broker() {
+    let dir = TempDir::new();
+    let out = Ctl::new(&dir).run(["list-sessions"]);
+    out.expect_code(3);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains(&dir.socket().display().to_string()),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("clippy-broker --foreground"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("clippy-session"), "{}", out.stderr);
+    let out = Ctl::new(&dir).run(["get-turn", "x:1", "--json"]);
+    out.expect_code(3);
+    let json = out.json();
+    assert_eq!(json["error"]["reason"], "broker_unreachable");
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clippy-broker --foreground")
+    );
+}
+
+#[test]
+fn a_socket_nobody_listens_on_exits_3() {
+    let dir = TempDir::new();
+    // Bound, then the listener is gone: connecting is refused.
+    private_dir(dir.socket().parent().unwrap());
+    drop(std::os::unix::net::UnixListener::bind(dir.socket()).unwrap());
+    let out = Ctl::new(&dir).run(["capture", "alpha"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("not reachable"), "{}", out.stderr);
+}
+
+#[test]
+fn no_runtime_dir_exits_3() {
+    let dir = TempDir::new();
+    let out = Ctl::without_runtime(&dir).run(["list-sessions"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("XDG_RUNTIME_DIR"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("clippy-broker --foreground"),
+        "{}",
+        out.stderr
+    );
+    let out = Ctl::without_runtime(&dir).run(["list-sessions", "--json"]);
+    out.expect_code(3);
+    assert_eq!(out.json()["error"]["reason"], "broker_unreachable");
+}
+
+#[test]
+fn a_broker_that_never_answers_exits_3_within_the_timeout() {
+    let dir = TempDir::new();
+    // One that hangs in hello, one that hangs in the request.
+    for hang_in_hello in [true, false] {
+        let _broker = FakeBroker::with_handler(&dir.socket(), move |m| match m {
+            Message::Hello { .. } if !hang_in_hello => ack(),
+            _ => Reply::Silent,
+        });
+        let started = Instant::now();
+        let out = Ctl::new(&dir).run(["list-sessions", "--timeout", "300"]);
+        out.expect_code(3);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            out.stderr.contains("did not answer within 300 ms"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn socket_option_overrides_the_runtime_dir() {
+    let dir = TempDir::new();
+    let socket = dir.path().join("elsewhere/b.sock");
+    let state = std::sync::Arc::new(Standard::default());
+    let _broker = FakeBroker::with_handler(&socket, move |m| state.handle(m));
+    let out = Ctl::without_runtime(&dir).run([
+        "list-sessions".as_ref(),
+        "--socket".as_ref(),
+        socket.as_os_str(),
+    ]);
+    out.expect_code(0);
+    assert!(out.stdout_str().contains("alpha"));
+    // And the default socket is not where it is.
+    Ctl::new(&dir).run(["list-sessions"]).expect_code(3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protocol errors: exit 5
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn protocol_errors_exit_5() {
+    let dir = TempDir::new();
+    type Case = fn(&Message) -> Reply;
+    let cases: [(&str, Case); 5] = [
+        ("an unexpected reply", |m| match m {
+            Message::Hello { .. } => ack(),
+            _ => Reply::message(Message::Done { id: 0 }),
+        }),
+        ("a malformed frame", |m| match m {
+            Message::Hello { .. } => ack(),
+            // A frame whose payload is not a MessagePack map.
+            _ => Reply::Raw(vec![0, 0, 0, 3, 0xc1, 0xc1, 0xc1]),
+        }),
+        ("a truncated frame", |m| match m {
+            Message::Hello { .. } => ack(),
+            _ => Reply::Raw({
+                let mut frame = encode(&Message::Done { id: 2 }).unwrap();
+                frame.truncate(frame.len() - 1);
+                frame
+            }),
+        }),
+        ("a version mismatch", |_| {
+            error(ErrorReason::VersionMismatch, "this broker speaks version 9")
+        }),
+        ("a missing field", |m| match m {
+            Message::Hello { .. } => ack(),
+            _ => error(ErrorReason::MissingField, "session"),
+        }),
+    ];
+    for (what, handler) in cases {
+        let broker = FakeBroker::with_handler(&dir.socket(), handler);
+        let out = Ctl::new(&dir).run(["list-sessions", "--timeout", "2000"]);
+        assert_eq!(out.code, 5, "{what}: {out:?}");
+        let out = Ctl::new(&dir).run(["list-sessions", "--json", "--timeout", "2000"]);
+        assert_eq!(out.code, 5, "{what}: {out:?}");
+        let reason = out.json()["error"]["reason"].clone();
+        assert!(
+            ["protocol_error", "version_mismatch", "missing_field"]
+                .contains(&reason.as_str().unwrap()),
+            "{what}: {reason}"
+        );
+        drop(broker);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage errors: exit 4; help and version: exit 0
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn usage_errors_exit_4() {
+    let dir = TempDir::new();
+    for args in [
+        &["frobnicate"][..],
+        &[],
+        &["get-turn"],
+        &["list-turns", "s", "--limit", "many"],
+        &["list-turns", "s", "--limit", "0"],
+        &["list-sessions", "--timeout", "0"],
+        &["get-turn", "s:1", "--format", "html"],
+        &["paste", "s", "--format", "RAW!"],
+        &["deliver", "carrier-pigeon"],
+        &["completions", "tcsh"],
+    ] {
+        let out = Ctl::new(&dir).run(args);
+        assert_eq!(out.code, 4, "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+    let out = Ctl::new(&dir).run(["get-turn", "s:1", "--format", "html"]);
+    assert!(out.stderr.contains("html"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("raw"),
+        "names the choices: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn usage_errors_with_json_are_one_object() {
+    let dir = TempDir::new();
+    let out = Ctl::new(&dir).run(["get-turn", "s:1", "--format", "html", "--json"]);
+    out.expect_code(4);
+    let json = out.json();
+    assert_eq!(json["error"]["reason"], "invalid_arguments");
+    assert!(json["error"]["message"].as_str().unwrap().contains("html"));
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let dir = TempDir::new();
+    for args in [&["--help"][..], &["-h"], &["get-turn", "--help"], &["help"]] {
+        let out = Ctl::new(&dir).run(args);
+        out.expect_code(0);
+        assert!(out.stdout_str().contains("Usage"), "{args:?}");
+    }
+    let out = Ctl::new(&dir).run(["--help"]);
+    for command in [
+        "list-sessions",
+        "list-turns",
+        "get-turn",
+        "capture",
+        "capture-by-id",
+        "paste",
+        "deliver",
+        "status",
+        "completions",
+        "man",
+    ] {
+        assert!(out.stdout_str().contains(command), "{command}");
+    }
+    let out = Ctl::new(&dir).run(["--version"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!("clippy-ctl {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn config_file_must_be_readable() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["list-sessions", "--config", "missing.toml"]);
+    out.expect_code(4);
+    assert!(out.stderr.contains("missing.toml"), "{}", out.stderr);
+    let out = Ctl::new(&dir).run(["list-sessions", "--config", "missing.toml", "--json"]);
+    out.expect_code(4);
+    assert_eq!(out.json()["error"]["reason"], "invalid_configuration");
+    std::fs::write(dir.path().join("clippy.toml"), "").unwrap();
+    Ctl::new(&dir)
+        .run(["list-sessions", "--config", "clippy.toml"])
+        .expect_code(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// completions, man
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn completions_for_every_shell() {
+    let dir = TempDir::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = Ctl::without_runtime(&dir).run(["completions", shell]);
+        out.expect_code(0);
+        let script = out.stdout_str();
+        assert!(!script.is_empty(), "{shell}");
+        assert!(script.contains("list-sessions"), "{shell}");
+    }
+    let out = Ctl::without_runtime(&dir).run(["completions", "bash"]);
+    assert!(out.stdout_str().contains("complete -F _clippy__ctl"));
+    let out = Ctl::without_runtime(&dir).run(["completions", "bash", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    assert_eq!(json["completions"]["shell"], "bash");
+    assert!(
+        json["completions"]["script"]
+            .as_str()
+            .unwrap()
+            .contains("list-sessions")
+    );
+}
+
+#[test]
+fn man_page_is_roff() {
+    let dir = TempDir::new();
+    let out = Ctl::without_runtime(&dir).run(["man"]);
+    out.expect_code(0);
+    let page = out.stdout_str();
+    assert!(page.starts_with(".TH clippy-ctl 1"), "{page}");
+    assert!(page.contains(".SH NAME"));
+    assert!(page.contains("list\\-sessions"));
+    // The subcommand pages the SUBCOMMANDS section names.
+    assert!(page.contains("clippy\\-ctl\\-get\\-turn(1)"), "{page}");
+    let out = Ctl::without_runtime(&dir).run(["man", "get-turn"]);
+    out.expect_code(0);
+    assert!(out.stdout_str().starts_with(".TH clippy-ctl-get-turn 1"));
+    Ctl::without_runtime(&dir)
+        .run(["man", "no-such-command"])
+        .expect_code(4);
+    let out = Ctl::without_runtime(&dir).run(["man", "--json"]);
+    out.expect_code(0);
+    assert!(out.json()["man"].as_str().unwrap().starts_with(".TH"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real broker
+// ---------------------------------------------------------------------------------------------
+
+/// The real broker, or `None` (and a note on stderr) while it cannot be built yet.
+fn real_broker_bin() -> Option<std::path::PathBuf> {
+    match broker_bin() {
+        Ok(bin) => Some(bin),
+        Err(why) if std::env::var_os("CLIPPY_CTL_REQUIRE_BROKER").is_some() => {
+            panic!("the real broker is required: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED: real clippy-broker not available: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn against_the_real_broker() {
+    let Some(bin) = real_broker_bin() else { return };
+    let dir = TempDir::new();
+    let _broker = RealBroker::start(&dir, &bin);
+    let ctl = Ctl::new(&dir);
+
+    // Nothing yet: no sessions, nothing to paste.
+    let out = ctl.run(["list-sessions", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json(), json!({"sessions": []}));
+    let out = ctl.run(["paste", "nope"]);
+    out.expect_code(1);
+    assert!(out.stderr.starts_with("clippy-ctl: "), "{}", out.stderr);
+
+    let mut wrapper = FakeWrapper::register(&dir.socket(), "ctlsess01", Some("alpha"));
+    let first = wrapper.turn(1, TURN1, "hello world\n", "say hi");
+    let second = wrapper.turn(2, TURN2, TURN2_TEXT, "dump");
+    assert_eq!(second, "ctlsess01:2");
+
+    // paste before any capture: buffer_empty.
+    let out = ctl.run(["paste", "alpha"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.starts_with("clippy-ctl: buffer_empty: "),
+        "{}",
+        out.stderr
+    );
+
+    let out = ctl.run(["list-sessions"]);
+    out.expect_code(0);
+    let table = out.stdout_str();
+    assert!(table.starts_with("ID "), "{table}");
+    assert!(table.contains("ctlsess01  alpha"), "{table}");
+    assert!(table.contains("fake-agent --flag"), "{table}");
+    let out = ctl.run(["list-sessions", "--json"]);
+    let json = out.json();
+    assert_eq!(json["sessions"][0]["session"], "ctlsess01");
+    assert_eq!(json["sessions"][0]["connected"], true);
+    assert_eq!(json["sessions"][0]["turns"], 2);
+    assert_eq!(json["sessions"][0]["last_turn_id"], "ctlsess01:2");
+
+    let out = ctl.run(["list-turns", "alpha", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    let ids: Vec<_> = json["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [second.clone(), first.clone()], "newest first");
+    let out = ctl.run(["list-turns", "ctlsess01", "--limit", "1"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout_str().lines().count(), 2, "{}", out.stdout_str());
+
+    // Exact bytes, by turn id and by session (prefix).
+    let out = ctl.run(["get-turn", &first]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, TURN1);
+    assert!(out.stderr.contains(&first));
+    let out = ctl.run(["get-turn", "ctlsess"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, TURN2);
+    let out = ctl.run(["get-turn", &second, "--json"]);
+    let b64 = out.json()["turn"]["content_b64"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap(),
+        TURN2
+    );
+    let out = ctl.run(["get-turn", &first, "--json"]);
+    assert_eq!(
+        out.json()["turn"]["content"],
+        std::str::from_utf8(TURN1).unwrap()
+    );
+    let out = ctl.run(["get-turn", &first, "--format", "text"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, b"hello world\n");
+
+    // Errors.
+    let out = ctl.run(["list-turns", "nope"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.starts_with("clippy-ctl: session_not_found: "),
+        "{}",
+        out.stderr
+    );
+    let out = ctl.run(["get-turn", "ctlsess01:99", "--json"]);
+    out.expect_code(1);
+    assert_eq!(out.json()["error"]["reason"], "turn_not_found");
+
+    // Capture, paste into the (fake) wrapper, deliver to a file.
+    let out = ctl.run(["capture-by-id", &first]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!("captured {first} ({} bytes)\n", TURN1.len())
+    );
+    let out = ctl.run(["capture", "alpha", "--json"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.json(),
+        json!({"captured": {"turn_id": second, "byte_length": TURN2.len()}})
+    );
+    let out = ctl.run(["paste", "alpha"]);
+    out.expect_code(0);
+    assert_eq!(wrapper.next_inject(), TURN2);
+    let out = ctl.run(["deliver", "file", "--path", "delivered.out"]);
+    out.expect_code(0);
+    assert_eq!(
+        std::fs::read(dir.path().join("delivered.out")).unwrap(),
+        TURN2
+    );
+
+    let out = ctl.run(["status", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    assert_eq!(json["status"]["running"], true);
+    assert_eq!(json["status"]["sessions"], 1);
+    assert_eq!(json["status"]["turns"], 2);
+}
+
+#[test]
+fn real_broker_gone_exits_3() {
+    let Some(bin) = real_broker_bin() else { return };
+    let dir = TempDir::new();
+    let broker = RealBroker::start(&dir, &bin);
+    Ctl::new(&dir).run(["status"]).expect_code(0);
+    drop(broker);
+    let out = Ctl::new(&dir).run(["list-sessions"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("clippy-broker --foreground"));
+}
