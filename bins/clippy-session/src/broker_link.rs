@@ -63,7 +63,14 @@ impl BrokerLink {
             next_attempt: Instant::now(),
             to_sink,
         };
-        if !link.try_connect() && start_broker && spawn_broker() {
+        if !link.try_connect() && start_broker && !spawn_broker() {
+            eprintln!(
+                "clippy-session: no broker answers at {} and clippy-broker could not be started \
+                 (not next to clippy-session, nor on PATH); turns are still detected, and the \
+                 session will register when a broker starts\r",
+                link.socket.display()
+            );
+        } else if link.client.is_none() && start_broker {
             // Give the new broker a moment to bind its socket.
             let deadline = Instant::now() + Duration::from_secs(3);
             let mut pause = Duration::from_millis(10);
