@@ -1,0 +1,168 @@
+//! Log lines: `<UTC timestamp> <LEVEL> <message>`, to stderr or to a file.
+//!
+//! The broker is a small daemon with one thread that logs, so this is a few lines rather than a
+//! logging framework: a level filter and a target.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Write;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How important a log line is; a [`Logger`] writes the lines at or above its level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Something failed that the broker cannot work around.
+    Error,
+    /// A peer misbehaved or was refused; the broker carries on.
+    Warn,
+    /// Lifecycle: start, stop, sessions registered and gone.
+    Info,
+    /// Every connection and request.
+    Debug,
+}
+
+impl Level {
+    /// The name as written in log lines: `ERROR`, `WARN`, `INFO`, `DEBUG`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "ERROR",
+            Level::Warn => "WARN",
+            Level::Info => "INFO",
+            Level::Debug => "DEBUG",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Level {
+    type Err = String;
+
+    /// `error`, `warn`, `info` or `debug`, in any ASCII case.
+    fn from_str(s: &str) -> Result<Level, String> {
+        [Level::Error, Level::Warn, Level::Info, Level::Debug]
+            .into_iter()
+            .find(|level| level.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown log level {s:?}: expected error, warn, info or debug"))
+    }
+}
+
+/// Where log lines go.
+#[derive(Debug, Clone)]
+enum Target {
+    Stderr,
+    File(Arc<File>),
+}
+
+/// Writes log lines at or above a level. Write errors are ignored: a full disk must not stop
+/// the broker. Clones write to the same place.
+#[derive(Debug, Clone)]
+pub struct Logger {
+    level: Level,
+    target: Target,
+}
+
+impl Logger {
+    /// Logs to stderr.
+    #[must_use]
+    pub fn stderr(level: Level) -> Logger {
+        Logger {
+            level,
+            target: Target::Stderr,
+        }
+    }
+
+    /// Logs to an open file (appended to).
+    #[must_use]
+    pub fn file(level: Level, file: File) -> Logger {
+        Logger {
+            level,
+            target: Target::File(Arc::new(file)),
+        }
+    }
+
+    /// Whether lines at `level` are written.
+    #[must_use]
+    pub fn enabled(&self, level: Level) -> bool {
+        level <= self.level
+    }
+
+    /// Writes one line, if `level` is enabled.
+    pub fn log(&self, level: Level, message: &str) {
+        if !self.enabled(level) {
+            return;
+        }
+        let line = format!("{} {level} {message}\n", utc_timestamp(SystemTime::now()));
+        // One write per line, so lines from concurrent writers of the file do not interleave.
+        let _ = match &self.target {
+            Target::Stderr => std::io::stderr().lock().write_all(line.as_bytes()),
+            Target::File(file) => (&**file).write_all(line.as_bytes()),
+        };
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for `time` (UTC).
+#[must_use]
+pub fn utc_timestamp(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Year, month, day of the `days`-th day after 1970-01-01 (Howard Hinnant's `civil_from_days`,
+/// for non-negative day numbers).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_iso8601_with_millis() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789);
+        assert_eq!(utc_timestamp(t), "2024-02-29T12:34:56.789Z");
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(utc_timestamp(t), "2000-02-29T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_secs(4_102_444_799);
+        assert_eq!(utc_timestamp(t), "2099-12-31T23:59:59.000Z");
+    }
+
+    #[test]
+    fn levels_parse_and_filter() {
+        assert_eq!("WARN".parse::<Level>(), Ok(Level::Warn));
+        assert_eq!("debug".parse::<Level>(), Ok(Level::Debug));
+        assert!("verbose".parse::<Level>().is_err());
+        let logger = Logger::stderr(Level::Info);
+        assert!(logger.enabled(Level::Error) && logger.enabled(Level::Info));
+        assert!(!logger.enabled(Level::Debug));
+    }
+}

@@ -1,0 +1,60 @@
+//! `clippy-broker`: argument parsing, then [`clippy_broker::run`].
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use clippy_broker::log::Level;
+use clippy_broker::server::ServerConfig;
+use clippy_broker::{MAX_TURN_BYTES_LIMIT, Options};
+use clippy_registry::{DEFAULT_MAX_TURN_BYTES, DEFAULT_RING_DEPTH, RegistryConfig};
+
+/// The per-user clippy broker: sessions, turns, the relay buffer and sinks behind
+/// $XDG_RUNTIME_DIR/clippy/broker.sock.
+///
+/// It does not detach itself: whoever starts it (clippy-session, systemd) puts it in the
+/// background. Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure (already running included),
+/// 4 invalid arguments or no usable XDG_RUNTIME_DIR.
+#[derive(Debug, Parser)]
+#[command(name = "clippy-broker", version)]
+struct Cli {
+    /// Log to stderr instead of $XDG_RUNTIME_DIR/clippy/broker.log.
+    #[arg(long)]
+    foreground: bool,
+    /// Turns kept per session (at least 1).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RING_DEPTH)]
+    ring_depth: usize,
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURN_BYTES,
+          help = format!("Content bytes kept per turn, at most {MAX_TURN_BYTES_LIMIT}; longer turns are cut and marked truncated"))]
+    max_turn_bytes: usize,
+    /// Lowest level logged: error, warn, info or debug.
+    #[arg(long, value_name = "LEVEL", default_value = "info")]
+    log_level: Level,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 4 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let options = Options {
+        foreground: cli.foreground,
+        registry: RegistryConfig {
+            ring_depth: cli.ring_depth,
+            max_turn_bytes: cli.max_turn_bytes,
+        },
+        log_level: cli.log_level,
+        server: ServerConfig::default(),
+    };
+    match clippy_broker::run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("clippy-broker: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

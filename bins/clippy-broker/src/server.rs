@@ -1,0 +1,726 @@
+//! The event loop: one thread, one `mio::Poll`, non-blocking everything.
+//!
+//! Each connection has a [`FrameDecoder`] for what arrives and a bounded queue of encoded frames
+//! for what leaves. Writes go straight to the socket while it takes them; what it does not take
+//! waits in the queue, with WRITABLE interest registered only while the queue is non-empty. A
+//! peer that stops reading cannot make anyone wait: when its queue passes its bound (bytes or
+//! frames) it is disconnected, and nothing else is affected.
+//!
+//! Reading is budgeted per connection and per round ([`READ_BUDGET`]), so a wrapper flooding
+//! turns shares the loop with everyone else; a connection that used its budget is read again in
+//! the next round without waiting for a new readiness event.
+//!
+//! File deliveries run on a worker thread (the file sink syncs to disk, which may take long on a
+//! slow file system) and come back through a [`Waker`]. Signals arrive through a self-pipe.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, IoSlice, Read, Write};
+use std::os::unix::net::UnixListener as StdUnixListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clippy_proto::{ErrorReason, FrameDecoder, Message, ProtoError, decode, encode};
+use clippy_pty::{Signal, SignalPipe};
+use clippy_registry::{FileSink, Format, SinkError, TurnRecord};
+use mio::net::{UnixListener, UnixStream};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+use std::os::fd::AsRawFd;
+
+use crate::error::BrokerError;
+use crate::log::{Level, Logger};
+use crate::startup::remove_socket;
+use crate::state::{Action, ConnId, Delivery, State};
+
+const LISTENER: Token = Token(0);
+const SIGNALS: Token = Token(1);
+const WAKER: Token = Token(2);
+/// Connection ids start here, so their tokens never collide with the fixed ones.
+const FIRST_CONN: u64 = 16;
+/// Bytes read from one connection per round before the others get their turn.
+pub const READ_BUDGET: usize = 1024 * 1024;
+/// Size of the read buffer.
+const READ_CHUNK: usize = 64 * 1024;
+/// Frames handed to one `writev`.
+const MAX_IOVECS: usize = 64;
+
+/// Limits of the event loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Bytes queued to one connection (not yet taken by its socket) before it is disconnected.
+    pub queue_max_bytes: usize,
+    /// Frames queued to one connection before it is disconnected.
+    pub queue_max_frames: usize,
+    /// How long a connection being closed may take to read what is still queued to it.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    /// 64 MiB or 1024 frames per connection, 5 s to drain.
+    fn default() -> ServerConfig {
+        ServerConfig {
+            queue_max_bytes: 64 * 1024 * 1024,
+            queue_max_frames: 1024,
+            drain_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One accepted connection.
+struct Conn {
+    stream: UnixStream,
+    decoder: FrameDecoder,
+    /// Encoded frames waiting for the socket, oldest first.
+    out: VecDeque<Vec<u8>>,
+    /// Bytes of `out.front()` already written.
+    written: usize,
+    /// Sum of the lengths of the frames in `out`.
+    queued: usize,
+    interest: Interest,
+    /// Set when the connection is closing: nothing more is read, what is queued is still
+    /// written until then.
+    draining: Option<Instant>,
+}
+
+/// How to close a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CloseMode {
+    /// Drop it now, queue and all.
+    Hard,
+    /// Stop reading; write what is queued (until the drain timeout), then drop it.
+    Drain,
+}
+
+/// A file delivery for the worker thread.
+struct FileJob {
+    path: PathBuf,
+    record: TurnRecord,
+    format: Format,
+    reply_to: ConnId,
+    reply_id: u32,
+}
+
+/// A finished file delivery.
+struct FileDone {
+    reply_to: ConnId,
+    reply_id: u32,
+    result: Result<(), SinkError>,
+}
+
+/// The broker's event loop and everything it owns.
+pub struct Server {
+    poll: Poll,
+    listener: Option<UnixListener>,
+    socket_path: PathBuf,
+    socket_id: (u64, u64),
+    signals: SignalPipe,
+    jobs: Option<mpsc::Sender<FileJob>>,
+    done: mpsc::Receiver<FileDone>,
+    conns: HashMap<ConnId, Conn>,
+    next_conn: u64,
+    state: State,
+    log: Logger,
+    uid: u32,
+    config: ServerConfig,
+    /// Connections that used their read budget and have more to read.
+    pending_reads: Vec<ConnId>,
+    scratch: Vec<u8>,
+}
+
+impl Server {
+    /// Sets the loop up around a bound listener. `socket_id` is the socket file's (device,
+    /// inode), so that it is removed at exit only if it is still ours.
+    ///
+    /// # Errors
+    ///
+    /// [`BrokerError::Io`] when the poll, the waker or the worker thread cannot be set up.
+    pub fn new(
+        listener: StdUnixListener,
+        socket_path: PathBuf,
+        socket_id: (u64, u64),
+        signals: SignalPipe,
+        state: State,
+        log: Logger,
+        config: ServerConfig,
+    ) -> Result<Server, BrokerError> {
+        let poll = Poll::new().map_err(BrokerError::io("cannot create the event loop"))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(BrokerError::io("cannot make the socket non-blocking"))?;
+        let mut listener = UnixListener::from_std(listener);
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)
+            .map_err(BrokerError::io("cannot poll the socket"))?;
+        poll.registry()
+            .register(
+                &mut SourceFd(&signals.as_raw_fd()),
+                SIGNALS,
+                Interest::READABLE,
+            )
+            .map_err(BrokerError::io("cannot poll the signal pipe"))?;
+        let waker = Arc::new(
+            Waker::new(poll.registry(), WAKER).map_err(BrokerError::io("cannot create a waker"))?,
+        );
+        let (jobs, job_rx) = mpsc::channel::<FileJob>();
+        let (done_tx, done) = mpsc::channel::<FileDone>();
+        std::thread::Builder::new()
+            .name("clippy-broker-file-sink".into())
+            .spawn(move || file_worker(&job_rx, &done_tx, &waker))
+            .map_err(BrokerError::io("cannot start the file sink thread"))?;
+        Ok(Server {
+            poll,
+            listener: Some(listener),
+            socket_path,
+            socket_id,
+            signals,
+            jobs: Some(jobs),
+            done,
+            conns: HashMap::new(),
+            next_conn: FIRST_CONN,
+            state,
+            log,
+            uid: nix::unistd::geteuid().as_raw(),
+            config,
+            pending_reads: Vec::new(),
+            scratch: vec![0; READ_CHUNK],
+        })
+    }
+
+    /// Runs until SIGTERM or SIGINT: then stops accepting, closes every connection, removes the
+    /// socket and returns `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// [`BrokerError::Io`] when polling fails (the socket is removed all the same).
+    pub fn run(mut self) -> Result<(), BrokerError> {
+        let mut events = Events::with_capacity(256);
+        loop {
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                self.shutdown("the event loop failed");
+                return Err(BrokerError::io("polling failed")(e));
+            }
+            for event in &events {
+                match event.token() {
+                    LISTENER => self.accept_all(),
+                    SIGNALS => {
+                        if let Some(signal) = self.take_signals() {
+                            self.shutdown(&format!("{signal:?} received"));
+                            return Ok(());
+                        }
+                    }
+                    WAKER => self.collect_file_results(),
+                    Token(token) => {
+                        let id = ConnId(token as u64);
+                        if event.is_writable() || event.is_write_closed() {
+                            self.flush(id);
+                        }
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.read(id);
+                        }
+                    }
+                }
+            }
+            for id in std::mem::take(&mut self.pending_reads) {
+                self.read(id);
+            }
+            self.expire_drains();
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Duration> {
+        if !self.pending_reads.is_empty() {
+            return Some(Duration::ZERO);
+        }
+        let now = Instant::now();
+        self.conns
+            .values()
+            .filter_map(|c| c.draining)
+            .min()
+            .map(|deadline| deadline.saturating_duration_since(now))
+    }
+
+    /// The first stopping signal among those delivered; others are logged and ignored.
+    fn take_signals(&mut self) -> Option<Signal> {
+        let signals = match self.signals.drain() {
+            Ok(signals) => signals,
+            Err(e) => {
+                self.log.log(Level::Error, &format!("signal pipe: {e}"));
+                return None;
+            }
+        };
+        let mut stop = None;
+        for signal in signals {
+            if matches!(signal, Signal::SIGTERM | Signal::SIGINT) {
+                stop.get_or_insert(signal);
+            } else {
+                self.log
+                    .log(Level::Info, &format!("{signal:?} received; ignored"));
+            }
+        }
+        stop
+    }
+
+    fn accept_all(&mut self) {
+        loop {
+            let Some(listener) = &self.listener else {
+                return;
+            };
+            match listener.accept() {
+                Ok((stream, _)) => self.accept(stream),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.log
+                        .log(Level::Error, &format!("cannot accept a connection: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, mut stream: UnixStream) {
+        let id = ConnId(self.next_conn);
+        self.next_conn += 1;
+        let peer = getsockopt(&stream, PeerCredentials);
+        let uid_ok = matches!(&peer, Ok(cred) if cred.uid() == self.uid);
+        if !uid_ok {
+            let who = match &peer {
+                Ok(cred) => format!("uid {} (pid {})", cred.uid(), cred.pid()),
+                Err(e) => format!("a peer whose credentials cannot be read ({e})"),
+            };
+            self.log.log(
+                Level::Warn,
+                &format!(
+                    "refused connection {id} from {who}: only uid {} may connect",
+                    self.uid
+                ),
+            );
+            let actions = self.state.connection_opened(id, false);
+            self.apply(actions);
+            return; // dropping the stream closes it
+        }
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut stream, token(id), Interest::READABLE)
+        {
+            self.log
+                .log(Level::Error, &format!("cannot poll connection {id}: {e}"));
+            return;
+        }
+        if let Ok(cred) = &peer {
+            self.log.log(
+                Level::Debug,
+                &format!("connection {id} from pid {}", cred.pid()),
+            );
+        }
+        self.conns.insert(
+            id,
+            Conn {
+                stream,
+                decoder: FrameDecoder::default(),
+                out: VecDeque::new(),
+                written: 0,
+                queued: 0,
+                interest: Interest::READABLE,
+                draining: None,
+            },
+        );
+        let actions = self.state.connection_opened(id, true);
+        self.apply(actions);
+    }
+
+    /// Reads what `id` sent (within the budget) and handles every whole frame.
+    fn read(&mut self, id: ConnId) {
+        let mut ended = false;
+        {
+            let Some(conn) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if conn.draining.is_some() {
+                return;
+            }
+            let mut budget = READ_BUDGET;
+            loop {
+                match conn.stream.read(&mut self.scratch) {
+                    Ok(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        conn.decoder.push(&self.scratch[..n]);
+                        if n >= budget {
+                            self.pending_reads.push(id);
+                            break;
+                        }
+                        budget -= n;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        self.log
+                            .log(Level::Debug, &format!("connection {id}: read failed: {e}"));
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+        }
+        loop {
+            let Some(conn) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if conn.draining.is_some() {
+                return;
+            }
+            let actions = match conn.decoder.next_frame() {
+                Ok(Some(payload)) => match decode(&payload) {
+                    Ok(message) => {
+                        if self.log.enabled(Level::Debug) {
+                            self.log.log(
+                                Level::Debug,
+                                &format!(
+                                    "connection {id}: {} (id {})",
+                                    crate::state::kind(&message),
+                                    message.id()
+                                ),
+                            );
+                        }
+                        self.state.handle(id, message, now_ms())
+                    }
+                    Err(e) => self.state.decode_failed(id, &e),
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    let actions = self.state.decode_failed(id, &e);
+                    self.apply(actions);
+                    // The stream cannot be trusted after a bad header, whatever the state said.
+                    let mut rest = VecDeque::new();
+                    self.close(id, CloseMode::Drain, &mut rest);
+                    self.apply(rest.into());
+                    return;
+                }
+            };
+            self.apply(actions);
+        }
+        if ended {
+            let mut rest = VecDeque::new();
+            self.close(id, CloseMode::Drain, &mut rest);
+            self.apply(rest.into());
+        }
+    }
+
+    /// Carries out the state machine's actions, and those that follow from them.
+    fn apply(&mut self, actions: Vec<Action>) {
+        let mut queue = VecDeque::from(actions);
+        while let Some(action) = queue.pop_front() {
+            match action {
+                Action::Send(id, message) => {
+                    self.send(id, &message, &mut queue);
+                }
+                Action::Close(id) => self.close(id, CloseMode::Drain, &mut queue),
+                Action::Log(level, line) => self.log.log(level, &line),
+                Action::Deliver {
+                    delivery,
+                    reply_to,
+                    reply_id,
+                } => match delivery {
+                    Delivery::Inject {
+                        conn,
+                        session,
+                        message,
+                    } => {
+                        let result = if self.send(conn, &message, &mut queue) {
+                            Ok(())
+                        } else {
+                            Err(SinkError::SessionDisconnected { session })
+                        };
+                        queue.extend(self.state.delivery_finished(reply_to, reply_id, result));
+                    }
+                    Delivery::File {
+                        path,
+                        record,
+                        format,
+                    } => {
+                        let job = FileJob {
+                            path,
+                            record,
+                            format,
+                            reply_to,
+                            reply_id,
+                        };
+                        let sent = self
+                            .jobs
+                            .as_ref()
+                            .is_some_and(|jobs| jobs.send(job).is_ok());
+                        if !sent {
+                            let error = SinkError::Other {
+                                sink: "file".into(),
+                                source: "the file sink thread is gone".into(),
+                            };
+                            queue.extend(self.state.delivery_finished(
+                                reply_to,
+                                reply_id,
+                                Err(error),
+                            ));
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Queues `message` to `id` and writes what the socket takes. `false` when the connection
+    /// is gone, closing, or was just disconnected for going over its queue bound.
+    fn send(&mut self, id: ConnId, message: &Message, queue: &mut VecDeque<Action>) -> bool {
+        let frame = match encode(message) {
+            Ok(frame) => frame,
+            Err(e) => {
+                self.log.log(
+                    Level::Error,
+                    &format!("cannot encode a reply to connection {id}: {e}"),
+                );
+                let reply_id = message.id();
+                let fallback = Message::error(
+                    reply_id,
+                    ErrorReason::PayloadTooLarge,
+                    format!("the reply does not fit in a frame: {e}"),
+                );
+                match (reply_id, &e, encode(&fallback)) {
+                    (1.., ProtoError::FrameTooLarge { .. }, Ok(frame)) => frame,
+                    _ => return false,
+                }
+            }
+        };
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return false;
+        };
+        if conn.draining.is_some() {
+            return false;
+        }
+        if conn.queued + frame.len() > self.config.queue_max_bytes
+            || conn.out.len() >= self.config.queue_max_frames
+        {
+            let (bytes, frames) = (conn.queued, conn.out.len());
+            self.log.log(
+                Level::Warn,
+                &format!(
+                    "connection {id} does not read: {bytes} bytes in {frames} frames queued, over the bound; disconnected"
+                ),
+            );
+            self.close(id, CloseMode::Hard, queue);
+            return false;
+        }
+        conn.queued += frame.len();
+        conn.out.push_back(frame);
+        if conn.out.len() == 1 {
+            self.flush_with(id, queue);
+        }
+        self.conns.contains_key(&id)
+    }
+
+    fn flush(&mut self, id: ConnId) {
+        let mut queue = VecDeque::new();
+        self.flush_with(id, &mut queue);
+        self.apply(queue.into());
+    }
+
+    /// Writes queued frames until the socket stops taking them; adjusts the interest; finishes
+    /// a drain.
+    fn flush_with(&mut self, id: ConnId, queue: &mut VecDeque<Action>) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let mut failed = None;
+        while !conn.out.is_empty() {
+            let slices: Vec<IoSlice<'_>> = conn
+                .out
+                .iter()
+                .take(MAX_IOVECS)
+                .enumerate()
+                .map(|(i, frame)| {
+                    IoSlice::new(if i == 0 {
+                        &frame[conn.written..]
+                    } else {
+                        frame
+                    })
+                })
+                .collect();
+            match conn.stream.write_vectored(&slices) {
+                Ok(0) => {
+                    failed = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Ok(mut n) => {
+                    while n > 0 {
+                        let Some(front) = conn.out.front() else {
+                            break;
+                        };
+                        let left = front.len() - conn.written;
+                        if n < left {
+                            conn.written += n;
+                            n = 0;
+                        } else {
+                            n -= left;
+                            conn.queued -= front.len();
+                            conn.written = 0;
+                            conn.out.pop_front();
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            self.log
+                .log(Level::Debug, &format!("connection {id}: write failed: {e}"));
+            self.close(id, CloseMode::Hard, queue);
+            return;
+        }
+        if conn.draining.is_some() && conn.out.is_empty() {
+            self.drop_conn(id);
+            return;
+        }
+        let want = match (conn.draining.is_some(), conn.out.is_empty()) {
+            (true, _) => Interest::WRITABLE,
+            (false, true) => Interest::READABLE,
+            (false, false) => Interest::READABLE | Interest::WRITABLE,
+        };
+        if want != conn.interest {
+            match self
+                .poll
+                .registry()
+                .reregister(&mut conn.stream, token(id), want)
+            {
+                Ok(()) => conn.interest = want,
+                Err(e) => {
+                    self.log
+                        .log(Level::Error, &format!("cannot poll connection {id}: {e}"));
+                    self.close(id, CloseMode::Hard, queue);
+                }
+            }
+        }
+    }
+
+    /// Closes `id`: tells the state machine (its actions go to `queue`), then drops the
+    /// connection now or once what is queued to it is written.
+    fn close(&mut self, id: ConnId, mode: CloseMode, queue: &mut VecDeque<Action>) {
+        queue.extend(self.state.connection_closed(id));
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        if mode == CloseMode::Hard || conn.out.is_empty() {
+            self.drop_conn(id);
+            return;
+        }
+        if conn.draining.is_none() {
+            conn.draining = Some(Instant::now() + self.config.drain_timeout);
+            let _ = conn.stream.shutdown(std::net::Shutdown::Read);
+            self.flush_with(id, queue);
+        }
+    }
+
+    fn drop_conn(&mut self, id: ConnId) {
+        if let Some(mut conn) = self.conns.remove(&id) {
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+        }
+    }
+
+    fn expire_drains(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.draining.is_some_and(|deadline| deadline <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.log.log(
+                Level::Debug,
+                &format!("connection {id}: did not read its last replies in time; dropped"),
+            );
+            self.drop_conn(id);
+        }
+    }
+
+    fn collect_file_results(&mut self) {
+        while let Ok(done) = self.done.try_recv() {
+            let actions = self
+                .state
+                .delivery_finished(done.reply_to, done.reply_id, done.result);
+            self.apply(actions);
+        }
+    }
+
+    /// Stops accepting, removes the socket, closes every connection (after one last attempt to
+    /// write what is queued).
+    fn shutdown(&mut self, why: &str) {
+        self.log.log(Level::Info, &format!("{why}: stopping"));
+        if let Some(mut listener) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut listener);
+        }
+        if !remove_socket(&self.socket_path, self.socket_id) {
+            self.log.log(
+                Level::Warn,
+                &format!(
+                    "{} was not ours any more (or is gone); left as it is",
+                    self.socket_path.display()
+                ),
+            );
+        }
+        let ids: Vec<ConnId> = self.conns.keys().copied().collect();
+        for id in ids {
+            if let Some(conn) = self.conns.get_mut(&id) {
+                conn.draining = Some(Instant::now());
+            }
+            let mut queue = VecDeque::new();
+            self.flush_with(id, &mut queue);
+            self.drop_conn(id);
+            for action in self.state.connection_closed(id) {
+                if let Action::Log(level, line) = action {
+                    self.log.log(level, &line);
+                }
+            }
+        }
+        self.jobs = None;
+        self.log.log(Level::Info, "stopped");
+    }
+}
+
+fn token(id: ConnId) -> Token {
+    Token(usize::try_from(id.0).unwrap_or(usize::MAX))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Runs file deliveries one after the other until the job channel closes.
+fn file_worker(jobs: &mpsc::Receiver<FileJob>, done: &mpsc::Sender<FileDone>, waker: &Waker) {
+    for job in jobs {
+        let result = FileSink::new(&job.path).write(job.format.select(&job.record));
+        let finished = FileDone {
+            reply_to: job.reply_to,
+            reply_id: job.reply_id,
+            result,
+        };
+        if done.send(finished).is_err() {
+            return;
+        }
+        let _ = waker.wake();
+    }
+}

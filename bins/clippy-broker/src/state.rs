@@ -1,0 +1,2181 @@
+//! The broker's request handling: a pure state machine.
+//!
+//! [`State`] owns the session table, the turn [`Registry`] and the [`RelayBuffer`]; it knows
+//! connections only by [`ConnId`] and never touches a socket, a file or a clock. Every input —
+//! a connection opened, a decoded message, a frame that did not decode, a connection gone, a
+//! delivery finished — returns the [`Action`]s the I/O layer must carry out: send a message,
+//! close a connection, deliver to a sink, log a line. So every rule of CONTRACTS/BROKER.md is
+//! unit-tested here without sockets, and the event loop (`server.rs`) stays mechanical.
+//!
+//! Deliveries are actions rather than direct effects because their outcome is decided outside:
+//! a file write can fail (and may block, so it runs off the event loop), and an injection fails
+//! when the target wrapper's output queue is over its bound. The I/O layer reports the outcome
+//! with [`State::delivery_finished`], which produces the reply.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::path::PathBuf;
+
+use clippy_proto::{
+    ErrorReason, Format as WireFormat, Message, PROTOCOL_VERSION, ProtoError, Role, SessionInfo,
+    SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+};
+use clippy_registry::{
+    CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
+    RelayBuffer, SinkError, TurnId, TurnMeta, TurnRecord, inject_payload,
+};
+
+use crate::log::Level;
+
+/// How many ended sessions are remembered, to say "it ended" rather than "never heard of it".
+const DEPARTED_MEMORY: usize = 1024;
+/// How many candidates an ambiguity error lists.
+const MAX_CANDIDATES: usize = 10;
+
+/// A connection, as the I/O layer numbers them. Never reused within one broker run, so an action
+/// for a connection that has gone cannot reach a newer one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConnId(pub u64);
+
+impl fmt::Display for ConnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What the I/O layer must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Queue this message to this connection (if it is still there).
+    Send(ConnId, Message),
+    /// Close this connection after what is queued to it, and report it with
+    /// [`State::connection_closed`].
+    Close(ConnId),
+    /// Carry out a delivery, then report its outcome with
+    /// [`State::delivery_finished`]`(reply_to, reply_id, result)`.
+    Deliver {
+        /// What to deliver where.
+        delivery: Delivery,
+        /// The connection that asked.
+        reply_to: ConnId,
+        /// The id of its request.
+        reply_id: u32,
+    },
+    /// Write a log line.
+    Log(Level, String),
+}
+
+/// A delivery of the relay buffer to a sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Queue `message` (an `inject`) to the target wrapper's connection `conn`. Fails with
+    /// [`SinkError::SessionDisconnected`] when that connection is gone or its queue is full.
+    Inject {
+        /// The target wrapper's connection.
+        conn: ConnId,
+        /// The target session id.
+        session: String,
+        /// The `inject` message, payload ready (bracketed-paste markers added when needed).
+        message: Message,
+    },
+    /// Write `format.select(&record)` to `path` with [`clippy_registry::FileSink`]. Blocking
+    /// (it syncs), so the I/O layer runs it off its event loop.
+    File {
+        /// The target path, as the client gave it (the sink refuses relative paths).
+        path: PathBuf,
+        /// The captured turn (its bytes are shared, not copied).
+        record: TurnRecord,
+        /// Which view of it to write.
+        format: Format,
+    },
+}
+
+/// A refused request: the reason on the wire and a sentence for humans.
+#[derive(Debug)]
+struct Refusal {
+    reason: ErrorReason,
+    message: String,
+}
+
+fn refuse(reason: ErrorReason, message: impl Into<String>) -> Refusal {
+    Refusal {
+        reason,
+        message: message.into(),
+    }
+}
+
+/// What a request leads to when it is not refused.
+enum Outcome {
+    Reply(Message),
+    Deliver(Delivery),
+}
+
+/// A registered session.
+#[derive(Debug)]
+struct SessionEntry {
+    info: SessionInfo,
+    /// The wrapper connection that registered it; only it may report for the session.
+    owner: ConnId,
+}
+
+/// A live connection.
+#[derive(Debug, Default)]
+struct ConnEntry {
+    /// `None` until `hello`.
+    role: Option<Role>,
+    /// Sessions this connection registered.
+    sessions: BTreeSet<String>,
+}
+
+/// The broker's state: sessions, their turns, the relay buffer, the live connections.
+#[derive(Debug)]
+pub struct State {
+    registry: Registry,
+    relay: RelayBuffer,
+    sessions: BTreeMap<String, SessionEntry>,
+    conns: HashMap<ConnId, ConnEntry>,
+    /// Ids of sessions that ended (oldest first), bounded by [`DEPARTED_MEMORY`].
+    departed: VecDeque<String>,
+    departed_set: HashSet<String>,
+}
+
+impl State {
+    /// An empty broker state.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::InvalidConfig`] when `config` is out of range.
+    pub fn new(config: RegistryConfig) -> Result<State, RegistryError> {
+        Ok(State {
+            registry: Registry::new(config)?,
+            relay: RelayBuffer::new(),
+            sessions: BTreeMap::new(),
+            conns: HashMap::new(),
+            departed: VecDeque::new(),
+            departed_set: HashSet::new(),
+        })
+    }
+
+    /// The registry configuration in force.
+    #[must_use]
+    pub fn config(&self) -> &RegistryConfig {
+        self.registry.config()
+    }
+
+    /// Number of registered sessions.
+    #[must_use]
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// A connection was accepted. `peer_uid_ok`: its SO_PEERCRED uid is the broker's. A peer of
+    /// another user is closed at once, without a reply (it learns nothing about the sessions).
+    pub fn connection_opened(&mut self, conn: ConnId, peer_uid_ok: bool) -> Vec<Action> {
+        if !peer_uid_ok {
+            return vec![Action::Close(conn)];
+        }
+        self.conns.insert(conn, ConnEntry::default());
+        vec![Action::Log(
+            Level::Debug,
+            format!("connection {conn} opened"),
+        )]
+    }
+
+    /// A connection is gone (the peer closed it, it failed, or the broker closed it). Its
+    /// sessions are deregistered implicitly: removed from the table and the registry, their
+    /// turns with them. The relay buffer keeps its copy. Idempotent.
+    pub fn connection_closed(&mut self, conn: ConnId) -> Vec<Action> {
+        let Some(entry) = self.conns.remove(&conn) else {
+            return Vec::new();
+        };
+        let mut out = vec![Action::Log(
+            Level::Debug,
+            format!("connection {conn} closed"),
+        )];
+        for session in entry.sessions {
+            self.remove_session(&session);
+            out.push(Action::Log(
+                Level::Info,
+                format!("session {session} gone: its wrapper's connection {conn} closed"),
+            ));
+        }
+        out
+    }
+
+    /// A frame from `conn` did not decode. Unknown types and missing fields are answered and the
+    /// connection stays (after `hello`); an oversize or malformed frame, after which the stream
+    /// cannot be trusted, is answered with id 0 and the connection closed.
+    pub fn decode_failed(&mut self, conn: ConnId, error: &ProtoError) -> Vec<Action> {
+        let Some(entry) = self.conns.get(&conn) else {
+            return Vec::new();
+        };
+        let greeted = entry.role.is_some();
+        let send =
+            |id, reason, message: String| Action::Send(conn, Message::error(id, reason, message));
+        match error {
+            ProtoError::UnknownType { id, kind } if greeted => vec![send(
+                *id,
+                ErrorReason::UnknownType,
+                format!("unknown message type {kind:?}"),
+            )],
+            ProtoError::UnknownType { id, kind } => vec![
+                send(
+                    *id,
+                    ErrorReason::NotAllowed,
+                    format!("the first message must be hello, not {kind:?}; closing"),
+                ),
+                Action::Close(conn),
+            ],
+            ProtoError::MissingField { id, kind, detail } if greeted => vec![send(
+                *id,
+                ErrorReason::MissingField,
+                format!("{kind}: a field is missing or has the wrong type: {detail}"),
+            )],
+            ProtoError::MissingField { id, kind, detail } => vec![
+                send(
+                    *id,
+                    if kind == "hello" {
+                        ErrorReason::MissingField
+                    } else {
+                        ErrorReason::NotAllowed
+                    },
+                    format!("the first message must be a valid hello ({kind}: {detail}); closing"),
+                ),
+                Action::Close(conn),
+            ],
+            ProtoError::FrameTooLarge { len, max } => vec![
+                send(
+                    0,
+                    ErrorReason::PayloadTooLarge,
+                    format!("frame of {len} bytes announced, the limit is {max}; closing"),
+                ),
+                Action::Close(conn),
+                Action::Log(
+                    Level::Warn,
+                    format!("connection {conn}: frame of {len} bytes over the limit; closed"),
+                ),
+            ],
+            ProtoError::Malformed(detail) => vec![
+                send(
+                    0,
+                    ErrorReason::MissingField,
+                    format!("malformed frame ({detail}); closing"),
+                ),
+                Action::Close(conn),
+                Action::Log(
+                    Level::Warn,
+                    format!("connection {conn}: malformed frame ({detail}); closed"),
+                ),
+            ],
+            other => vec![
+                Action::Close(conn),
+                Action::Log(Level::Warn, format!("connection {conn}: {other}; closed")),
+            ],
+        }
+    }
+
+    /// A delivery asked for with [`Action::Deliver`] finished; produces the reply to the request.
+    pub fn delivery_finished(
+        &mut self,
+        reply_to: ConnId,
+        reply_id: u32,
+        result: Result<(), SinkError>,
+    ) -> Vec<Action> {
+        if !self.conns.contains_key(&reply_to) {
+            return Vec::new();
+        }
+        let reply = match result {
+            Ok(()) => Message::Done { id: reply_id },
+            Err(SinkError::SessionDisconnected { session }) => Message::error(
+                reply_id,
+                ErrorReason::SessionDisconnected,
+                format!(
+                    "session {session}'s wrapper could not take the paste (it disconnected, or stopped reading)"
+                ),
+            ),
+            Err(SinkError::SessionNotFound { session }) => Message::error(
+                reply_id,
+                ErrorReason::SessionNotFound,
+                format!("no session {session}"),
+            ),
+            Err(error) => Message::error(reply_id, ErrorReason::SinkFailed, error.to_string()),
+        };
+        vec![Action::Send(reply_to, reply)]
+    }
+
+    /// Handles one message from `conn`. `now_ms` (Unix milliseconds) stamps a turn whose
+    /// wrapper sent timestamp 0.
+    pub fn handle(&mut self, conn: ConnId, msg: Message, now_ms: u64) -> Vec<Action> {
+        let Some(entry) = self.conns.get(&conn) else {
+            return Vec::new();
+        };
+        let Some(role) = entry.role else {
+            return self.first_message(conn, msg);
+        };
+        let id = msg.id();
+        let mut out = Vec::new();
+        let result = self.dispatch(conn, role, msg, now_ms, &mut out);
+        out.push(match result {
+            Ok(Outcome::Reply(reply)) => Action::Send(conn, reply),
+            Ok(Outcome::Deliver(delivery)) => Action::Deliver {
+                delivery,
+                reply_to: conn,
+                reply_id: id,
+            },
+            Err(refusal) => Action::Send(conn, Message::error(id, refusal.reason, refusal.message)),
+        });
+        out
+    }
+
+    fn first_message(&mut self, conn: ConnId, msg: Message) -> Vec<Action> {
+        match msg {
+            Message::Hello { id, version, role } if version == PROTOCOL_VERSION => {
+                if let Some(entry) = self.conns.get_mut(&conn) {
+                    entry.role = Some(role);
+                }
+                vec![
+                    Action::Log(
+                        Level::Debug,
+                        format!("connection {conn}: hello as {role:?}"),
+                    ),
+                    Action::Send(
+                        conn,
+                        Message::HelloAck {
+                            id,
+                            version: PROTOCOL_VERSION,
+                        },
+                    ),
+                ]
+            }
+            Message::Hello { id, version, .. } => vec![
+                Action::Send(
+                    conn,
+                    Message::error(
+                        id,
+                        ErrorReason::VersionMismatch,
+                        format!(
+                            "protocol version {version} is not supported; this broker speaks {PROTOCOL_VERSION}"
+                        ),
+                    ),
+                ),
+                Action::Close(conn),
+            ],
+            other => vec![
+                Action::Send(
+                    conn,
+                    Message::error(
+                        other.id(),
+                        ErrorReason::NotAllowed,
+                        format!(
+                            "the first message must be hello, not {}; closing",
+                            kind(&other)
+                        ),
+                    ),
+                ),
+                Action::Close(conn),
+            ],
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        conn: ConnId,
+        role: Role,
+        msg: Message,
+        now_ms: u64,
+        out: &mut Vec<Action>,
+    ) -> Result<Outcome, Refusal> {
+        let wrapper_only = matches!(
+            msg,
+            Message::Register { .. }
+                | Message::Deregister { .. }
+                | Message::TurnCompleted { .. }
+                | Message::BracketedPaste { .. }
+        );
+        if wrapper_only && role != Role::Wrapper {
+            return Err(refuse(
+                ErrorReason::NotAllowed,
+                format!(
+                    "{} is for wrappers; this connection said hello as a client",
+                    kind(&msg)
+                ),
+            ));
+        }
+        match msg {
+            Message::Hello { .. } => Err(refuse(
+                ErrorReason::NotAllowed,
+                "hello was already said on this connection",
+            )),
+            Message::Register { id, session } => self.register(conn, id, session, out),
+            Message::Deregister { id, session } => self.deregister(conn, id, &session, out),
+            Message::TurnCompleted { id, session, turn } => {
+                self.turn_completed(conn, id, &session, turn, now_ms)
+            }
+            Message::BracketedPaste {
+                id,
+                session,
+                enabled,
+            } => {
+                self.owned(conn, &session)?.info.bracketed_paste = enabled;
+                Ok(Outcome::Reply(Message::Done { id }))
+            }
+            Message::Capture { id, session } => {
+                let session = self.resolve(&session)?;
+                let record = self.latest(&session)?.clone();
+                Ok(Outcome::Reply(self.capture(id, &record)))
+            }
+            Message::CaptureById { id, turn_id } => {
+                let turn_id = self.resolve_turn_id(&turn_id)?;
+                let record = self.get_turn_record(&turn_id)?.clone();
+                Ok(Outcome::Reply(self.capture(id, &record)))
+            }
+            Message::Paste {
+                session, format, ..
+            } => self.inject(&session, format),
+            Message::Deliver {
+                sink,
+                session,
+                path,
+                format,
+                ..
+            } => self.deliver(&sink, session, path, format),
+            Message::ListSessions { id } => Ok(Outcome::Reply(Message::Sessions {
+                id,
+                sessions: self.summaries(),
+            })),
+            Message::ListTurns { id, session, limit } => {
+                let session = self.resolve(&session)?;
+                let limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+                let turns = self
+                    .registry
+                    .list(&session, limit)
+                    .map_err(|e| refuse(ErrorReason::SessionNotFound, e.to_string()))?
+                    .map(|record| wire_meta(record.meta()))
+                    .collect();
+                Ok(Outcome::Reply(Message::Turns { id, turns }))
+            }
+            Message::GetTurn {
+                id,
+                turn_id,
+                format,
+            } => {
+                let record = if turn_id.parse::<TurnId>().is_ok() {
+                    let turn_id = self.resolve_turn_id(&turn_id)?;
+                    self.get_turn_record(&turn_id)?
+                } else {
+                    let session = self.resolve(&turn_id)?;
+                    self.latest(&session)?
+                };
+                Ok(Outcome::Reply(Message::Turn {
+                    id,
+                    turn: wire_meta(record.meta()),
+                    content: format_of(format).select(record).to_vec(),
+                }))
+            }
+            reply @ (Message::HelloAck { .. }
+            | Message::Done { .. }
+            | Message::TurnRecorded { .. }
+            | Message::Captured { .. }
+            | Message::Sessions { .. }
+            | Message::Turn { .. }
+            | Message::Turns { .. }
+            | Message::Error { .. }
+            | Message::Inject { .. }) => Err(refuse(
+                ErrorReason::NotAllowed,
+                format!("{} is sent by the broker, not to it", kind(&reply)),
+            )),
+        }
+    }
+
+    fn register(
+        &mut self,
+        conn: ConnId,
+        id: u32,
+        info: SessionInfo,
+        out: &mut Vec<Action>,
+    ) -> Result<Outcome, Refusal> {
+        let session = info.session.clone();
+        if let Some(existing) = self.sessions.get_mut(&session) {
+            if existing.owner != conn && self.conns.contains_key(&existing.owner) {
+                return Err(refuse(
+                    ErrorReason::DuplicateSession,
+                    format!(
+                        "session {session} is registered by another live connection ({})",
+                        existing.owner
+                    ),
+                ));
+            }
+            // The same connection again, or a taker-over of a session whose connection is gone:
+            // accepted, and the turns stay.
+            let previous = existing.owner;
+            existing.owner = conn;
+            existing.info = info;
+            if let Some(entry) = self.conns.get_mut(&previous) {
+                entry.sessions.remove(&session);
+            }
+        } else {
+            if !self.registry.has_session(&session) {
+                self.registry
+                    .add_session(&session)
+                    .map_err(|e| refuse(ErrorReason::MissingField, format!("register: {e}")))?;
+            }
+            self.sessions
+                .insert(session.clone(), SessionEntry { info, owner: conn });
+        }
+        if self.departed_set.remove(&session) {
+            self.departed.retain(|s| s != &session);
+        }
+        if let Some(entry) = self.conns.get_mut(&conn) {
+            entry.sessions.insert(session.clone());
+        }
+        let Some(entry) = self.sessions.get(&session) else {
+            return Ok(Outcome::Reply(Message::Done { id }));
+        };
+        let name = entry
+            .info
+            .name
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        out.push(Action::Log(
+            Level::Info,
+            format!(
+                "session {session}{name} registered by connection {conn}: pid {}, {:?}",
+                entry.info.pid, entry.info.command
+            ),
+        ));
+        Ok(Outcome::Reply(Message::Done { id }))
+    }
+
+    fn deregister(
+        &mut self,
+        conn: ConnId,
+        id: u32,
+        session: &str,
+        out: &mut Vec<Action>,
+    ) -> Result<Outcome, Refusal> {
+        self.owned(conn, session)?;
+        if let Some(entry) = self.conns.get_mut(&conn) {
+            entry.sessions.remove(session);
+        }
+        self.remove_session(session);
+        out.push(Action::Log(
+            Level::Info,
+            format!("session {session} deregistered"),
+        ));
+        Ok(Outcome::Reply(Message::Done { id }))
+    }
+
+    fn turn_completed(
+        &mut self,
+        conn: ConnId,
+        id: u32,
+        session: &str,
+        turn: TurnData,
+        now_ms: u64,
+    ) -> Result<Outcome, Refusal> {
+        self.owned(conn, session)?;
+        let turn_id = TurnId::new(session, turn.seq)
+            .map_err(|e| refuse(ErrorReason::MissingField, format!("turn_completed: {e}")))?;
+        let timestamp = if turn.timestamp == 0 {
+            now_ms
+        } else {
+            turn.timestamp
+        };
+        let mut record = TurnRecord::new(turn_id, timestamp, turn.content, turn.text)
+            .with_interrupted(turn.interrupted)
+            .with_truncated(turn.truncated);
+        if let Some(code) = turn.exit_code {
+            record = record.with_exit_code(code);
+        }
+        if let Some(cwd) = turn.cwd {
+            record = record.with_cwd(cwd);
+        }
+        if let Some(input) = turn.input {
+            record = record.with_input(input);
+        }
+        if let Some((start, end)) = turn.spool_span {
+            record = record.with_spool_span(start, end);
+        }
+        let outcome = self
+            .registry
+            .insert(record)
+            .map_err(|e| refuse(ErrorReason::SessionNotFound, e.to_string()))?;
+        Ok(Outcome::Reply(Message::TurnRecorded {
+            id,
+            turn_id: outcome.into_turn_id().to_string(),
+        }))
+    }
+
+    fn capture(&mut self, id: u32, record: &TurnRecord) -> Message {
+        self.relay.capture(record);
+        Message::Captured {
+            id,
+            turn_id: record.turn_id().to_string(),
+            byte_length: record.meta().byte_length,
+        }
+    }
+
+    /// `paste`, and `deliver` to the inject sink.
+    fn inject(&self, target: &str, format: WireFormat) -> Result<Outcome, Refusal> {
+        let record = self.captured()?;
+        let session = self.resolve(target).map_err(|refusal| {
+            if self.departed_set.contains(target) {
+                refuse(
+                    ErrorReason::SessionDisconnected,
+                    format!("session {target} has ended: its wrapper disconnected or deregistered"),
+                )
+            } else {
+                refusal
+            }
+        })?;
+        let entry = self
+            .sessions
+            .get(&session)
+            .filter(|entry| self.conns.contains_key(&entry.owner))
+            .ok_or_else(|| {
+                refuse(
+                    ErrorReason::SessionDisconnected,
+                    format!("session {session}'s wrapper is not connected"),
+                )
+            })?;
+        let data = inject_payload(format_of(format).select(record), entry.info.bracketed_paste);
+        Ok(Outcome::Deliver(Delivery::Inject {
+            conn: entry.owner,
+            session: session.clone(),
+            message: Message::Inject {
+                id: 0,
+                session,
+                data,
+            },
+        }))
+    }
+
+    fn deliver(
+        &self,
+        sink: &str,
+        session: Option<String>,
+        path: Option<String>,
+        format: WireFormat,
+    ) -> Result<Outcome, Refusal> {
+        match sink {
+            INJECT_SINK => {
+                let session = session.ok_or_else(|| {
+                    refuse(
+                        ErrorReason::MissingField,
+                        "deliver to the inject sink needs `session`",
+                    )
+                })?;
+                self.inject(&session, format)
+            }
+            FILE_SINK => {
+                let path = path.ok_or_else(|| {
+                    refuse(
+                        ErrorReason::MissingField,
+                        "deliver to the file sink needs `path`",
+                    )
+                })?;
+                let record = self.captured()?.clone();
+                Ok(Outcome::Deliver(Delivery::File {
+                    path: PathBuf::from(path),
+                    record,
+                    format: format_of(format),
+                }))
+            }
+            CLIPBOARD_SINK => Err(refuse(
+                ErrorReason::SinkFailed,
+                "the clipboard sink comes with the desktop integration; this broker has none",
+            )),
+            other => Err(refuse(
+                ErrorReason::SinkFailed,
+                format!("unknown sink {other:?}: expected inject, file or clipboard"),
+            )),
+        }
+    }
+
+    fn captured(&self) -> Result<&TurnRecord, Refusal> {
+        self.relay.get().ok_or_else(|| {
+            refuse(
+                ErrorReason::BufferEmpty,
+                "the relay buffer is empty: capture a turn first",
+            )
+        })
+    }
+
+    fn latest(&self, session: &str) -> Result<&TurnRecord, Refusal> {
+        self.registry.latest(session).map_err(|_| {
+            refuse(
+                ErrorReason::NoTurn,
+                format!("session {session} has no completed turn yet"),
+            )
+        })
+    }
+
+    fn get_turn_record(&self, turn_id: &TurnId) -> Result<&TurnRecord, Refusal> {
+        self.registry.get(turn_id).map_err(|_| {
+            refuse(
+                ErrorReason::TurnNotFound,
+                format!(
+                    "turn {turn_id} is not held (evicted, its session ended, or it never existed)"
+                ),
+            )
+        })
+    }
+
+    fn summaries(&self) -> Vec<SessionSummary> {
+        self.sessions
+            .iter()
+            .map(|(session, entry)| {
+                let turns = self.registry.list(session, None).map_or(0, |t| t.len());
+                SessionSummary {
+                    session: session.clone(),
+                    name: entry.info.name.clone(),
+                    pid: entry.info.pid,
+                    command: entry.info.command.clone(),
+                    preset: entry.info.preset.clone(),
+                    connected: self.conns.contains_key(&entry.owner),
+                    turns: u32::try_from(turns).unwrap_or(u32::MAX),
+                    last_turn_id: self
+                        .registry
+                        .latest(session)
+                        .ok()
+                        .map(|r| r.turn_id().to_string()),
+                    bracketed_paste: entry.info.bracketed_paste,
+                }
+            })
+            .collect()
+    }
+
+    /// The session `session`, which `conn` must have registered.
+    fn owned(&mut self, conn: ConnId, session: &str) -> Result<&mut SessionEntry, Refusal> {
+        match self.sessions.get_mut(session) {
+            Some(entry) if entry.owner == conn => Ok(entry),
+            _ => Err(refuse(
+                ErrorReason::SessionNotFound,
+                format!("session {session} is not registered on this connection"),
+            )),
+        }
+    }
+
+    /// Resolves a session argument: the exact id, else an exact name, else a unique id prefix.
+    fn resolve(&self, arg: &str) -> Result<String, Refusal> {
+        if self.sessions.contains_key(arg) {
+            return Ok(arg.to_owned());
+        }
+        let named: Vec<&String> = self
+            .sessions
+            .iter()
+            .filter(|(_, e)| e.info.name.as_deref() == Some(arg))
+            .map(|(id, _)| id)
+            .collect();
+        match named.as_slice() {
+            [one] => return Ok((*one).clone()),
+            [] => {}
+            several => return Err(self.ambiguous(arg, "are named", several)),
+        }
+        let prefixed: Vec<&String> = if arg.is_empty() {
+            Vec::new()
+        } else {
+            self.sessions
+                .range::<str, _>((std::ops::Bound::Included(arg), std::ops::Bound::Unbounded))
+                .take_while(|(id, _)| id.starts_with(arg))
+                .map(|(id, _)| id)
+                .collect()
+        };
+        match prefixed.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] if self.departed_set.contains(arg) => Err(refuse(
+                ErrorReason::SessionNotFound,
+                format!("session {arg} has ended: its wrapper disconnected or deregistered"),
+            )),
+            [] => Err(refuse(
+                ErrorReason::SessionNotFound,
+                format!("no session has the id, name or id prefix {arg:?}"),
+            )),
+            several => Err(self.ambiguous(arg, "start with", several)),
+        }
+    }
+
+    fn ambiguous(&self, arg: &str, how: &str, ids: &[&String]) -> Refusal {
+        let mut listed: Vec<String> = ids
+            .iter()
+            .take(MAX_CANDIDATES)
+            .map(
+                |id| match self.sessions.get(*id).and_then(|e| e.info.name.as_deref()) {
+                    Some(name) => format!("{id} ({name})"),
+                    None => (*id).clone(),
+                },
+            )
+            .collect();
+        if ids.len() > MAX_CANDIDATES {
+            listed.push(format!("and {} more", ids.len() - MAX_CANDIDATES));
+        }
+        refuse(
+            ErrorReason::SessionNotFound,
+            format!(
+                "{} sessions {how} {arg:?}: {}; give the full id",
+                ids.len(),
+                listed.join(", ")
+            ),
+        )
+    }
+
+    /// Resolves `<session>:<seq>`, where the session part may be an id, name or id prefix.
+    fn resolve_turn_id(&self, arg: &str) -> Result<TurnId, Refusal> {
+        let parsed: TurnId = arg
+            .parse()
+            .map_err(|e: RegistryError| refuse(ErrorReason::TurnNotFound, e.to_string()))?;
+        if self.sessions.contains_key(parsed.session()) {
+            return Ok(parsed);
+        }
+        let session = self.resolve(parsed.session()).map_err(|r| {
+            refuse(
+                ErrorReason::TurnNotFound,
+                format!("turn {arg} is not held: {}", r.message),
+            )
+        })?;
+        TurnId::new(session, parsed.seq())
+            .map_err(|e| refuse(ErrorReason::TurnNotFound, e.to_string()))
+    }
+
+    fn remove_session(&mut self, session: &str) {
+        self.sessions.remove(session);
+        self.registry.remove_session(session);
+        if self.departed_set.insert(session.to_owned()) {
+            self.departed.push_back(session.to_owned());
+            if self.departed.len() > DEPARTED_MEMORY
+                && let Some(old) = self.departed.pop_front()
+            {
+                self.departed_set.remove(&old);
+            }
+        }
+    }
+}
+
+fn format_of(format: WireFormat) -> Format {
+    match format {
+        WireFormat::Raw => Format::Raw,
+        WireFormat::Text => Format::Text,
+    }
+}
+
+fn wire_meta(meta: &TurnMeta) -> WireTurnMeta {
+    WireTurnMeta {
+        turn_id: meta.turn_id.to_string(),
+        timestamp: meta.timestamp_ms,
+        byte_length: meta.byte_length,
+        interrupted: meta.interrupted,
+        truncated: meta.truncated,
+        exit_code: meta.exit_code,
+        cwd: meta.cwd.clone(),
+        input: meta.input.clone(),
+        spool_span: meta.spool_span,
+    }
+}
+
+/// A message's `type` as on the wire, for error messages and logs.
+pub(crate) fn kind(msg: &Message) -> &'static str {
+    match msg {
+        Message::Hello { .. } => "hello",
+        Message::Register { .. } => "register",
+        Message::Deregister { .. } => "deregister",
+        Message::TurnCompleted { .. } => "turn_completed",
+        Message::BracketedPaste { .. } => "bracketed_paste",
+        Message::Capture { .. } => "capture",
+        Message::CaptureById { .. } => "capture_by_id",
+        Message::Paste { .. } => "paste",
+        Message::Deliver { .. } => "deliver",
+        Message::ListSessions { .. } => "list_sessions",
+        Message::GetTurn { .. } => "get_turn",
+        Message::ListTurns { .. } => "list_turns",
+        Message::HelloAck { .. } => "hello_ack",
+        Message::Done { .. } => "done",
+        Message::TurnRecorded { .. } => "turn_recorded",
+        Message::Captured { .. } => "captured",
+        Message::Sessions { .. } => "sessions",
+        Message::Turn { .. } => "turn",
+        Message::Turns { .. } => "turns",
+        Message::Error { .. } => "error",
+        Message::Inject { .. } => "inject",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use clippy_registry::{PASTE_END, PASTE_START};
+
+    use super::*;
+
+    const NOW: u64 = 1_700_000_000_000;
+
+    fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
+        State::new(RegistryConfig {
+            ring_depth,
+            max_turn_bytes,
+        })
+        .expect("valid config")
+    }
+
+    fn state() -> State {
+        state_with(8, 1024)
+    }
+
+    /// The messages sent to `conn` by `actions`, ignoring logs.
+    fn sent_to(actions: &[Action], conn: ConnId) -> Vec<Message> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send(c, m) if *c == conn => Some(m.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn closes(actions: &[Action], conn: ConnId) -> bool {
+        actions.contains(&Action::Close(conn))
+    }
+
+    /// Sends `msg` and returns the one reply; fails on a close.
+    fn req(st: &mut State, conn: ConnId, msg: Message) -> Message {
+        let actions = st.handle(conn, msg, NOW);
+        assert!(!closes(&actions, conn), "unexpected close: {actions:?}");
+        let replies = sent_to(&actions, conn);
+        assert_eq!(replies.len(), 1, "{actions:?}");
+        replies.into_iter().next().expect("one reply")
+    }
+
+    /// Sends `msg`, expects an error reply, returns its reason and message.
+    fn refused(st: &mut State, conn: ConnId, msg: Message) -> (ErrorReason, String) {
+        match req(st, conn, msg) {
+            Message::Error {
+                reason, message, ..
+            } => (reason, message),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    fn connect(st: &mut State, n: u64, role: Role) -> ConnId {
+        let conn = ConnId(n);
+        st.connection_opened(conn, true);
+        let reply = req(
+            st,
+            conn,
+            Message::Hello {
+                id: 1,
+                version: PROTOCOL_VERSION,
+                role,
+            },
+        );
+        assert_eq!(
+            reply,
+            Message::HelloAck {
+                id: 1,
+                version: PROTOCOL_VERSION
+            }
+        );
+        conn
+    }
+
+    fn info(session: &str, name: Option<&str>, bracketed: bool) -> SessionInfo {
+        SessionInfo {
+            session: session.into(),
+            name: name.map(Into::into),
+            pid: 4242,
+            command: vec!["agent".into(), "--flag".into()],
+            preset: "claude".into(),
+            bracketed_paste: bracketed,
+        }
+    }
+
+    fn register(st: &mut State, conn: ConnId, info: SessionInfo) -> Message {
+        req(
+            st,
+            conn,
+            Message::Register {
+                id: 2,
+                session: info,
+            },
+        )
+    }
+
+    fn wrapper(st: &mut State, n: u64, session: &str, name: Option<&str>) -> ConnId {
+        let conn = connect(st, n, Role::Wrapper);
+        assert_eq!(
+            register(st, conn, info(session, name, false)),
+            Message::Done { id: 2 }
+        );
+        conn
+    }
+
+    fn turn_data(seq: u64, content: &str) -> TurnData {
+        TurnData {
+            seq,
+            timestamp: 1000 + seq,
+            content: content.as_bytes().to_vec(),
+            text: format!("text of {content}"),
+            interrupted: false,
+            truncated: false,
+            exit_code: None,
+            cwd: None,
+            input: None,
+            spool_span: None,
+        }
+    }
+
+    fn report(st: &mut State, conn: ConnId, session: &str, seq: u64, content: &str) -> Message {
+        req(
+            st,
+            conn,
+            Message::TurnCompleted {
+                id: 3,
+                session: session.into(),
+                turn: turn_data(seq, content),
+            },
+        )
+    }
+
+    fn capture(st: &mut State, conn: ConnId, session: &str) -> Message {
+        req(
+            st,
+            conn,
+            Message::Capture {
+                id: 4,
+                session: session.into(),
+            },
+        )
+    }
+
+    fn get_turn(st: &mut State, conn: ConnId, arg: &str, format: WireFormat) -> Message {
+        req(
+            st,
+            conn,
+            Message::GetTurn {
+                id: 5,
+                turn_id: arg.into(),
+                format,
+            },
+        )
+    }
+
+    fn content_of(reply: &Message) -> (&str, &[u8]) {
+        match reply {
+            Message::Turn { turn, content, .. } => (turn.turn_id.as_str(), content.as_slice()),
+            other => panic!("expected a turn, got {other:?}"),
+        }
+    }
+
+    fn sessions(st: &mut State, conn: ConnId) -> Vec<SessionSummary> {
+        match req(st, conn, Message::ListSessions { id: 6 }) {
+            Message::Sessions { sessions, .. } => sessions,
+            other => panic!("expected sessions, got {other:?}"),
+        }
+    }
+
+    fn paste(st: &mut State, conn: ConnId, target: &str, format: WireFormat) -> Vec<Action> {
+        st.handle(
+            conn,
+            Message::Paste {
+                id: 7,
+                session: target.into(),
+                format,
+            },
+            NOW,
+        )
+    }
+
+    /// The one delivery in `actions`.
+    fn delivery(actions: &[Action]) -> (&Delivery, ConnId, u32) {
+        let found: Vec<_> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Deliver {
+                    delivery,
+                    reply_to,
+                    reply_id,
+                } => Some((delivery, *reply_to, *reply_id)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{actions:?}");
+        found[0]
+    }
+
+    // ── hello and roles ─────────────────────────────────────────────────────────────────
+
+    #[test]
+    fn hello_is_acknowledged_with_the_protocol_version() {
+        let mut st = state();
+        connect(&mut st, 1, Role::Client);
+        connect(&mut st, 2, Role::Wrapper);
+    }
+
+    #[test]
+    fn another_version_is_a_version_mismatch_and_closes() {
+        let mut st = state();
+        let conn = ConnId(1);
+        st.connection_opened(conn, true);
+        let actions = st.handle(
+            conn,
+            Message::Hello {
+                id: 9,
+                version: PROTOCOL_VERSION + 1,
+                role: Role::Client,
+            },
+            NOW,
+        );
+        assert!(matches!(
+            sent_to(&actions, conn).as_slice(),
+            [Message::Error {
+                id: 9,
+                reason: ErrorReason::VersionMismatch,
+                ..
+            }]
+        ));
+        assert!(closes(&actions, conn));
+    }
+
+    #[test]
+    fn anything_before_hello_is_not_allowed_and_closes() {
+        let mut st = state();
+        let conn = ConnId(1);
+        st.connection_opened(conn, true);
+        let actions = st.handle(conn, Message::ListSessions { id: 3 }, NOW);
+        assert!(matches!(
+            sent_to(&actions, conn).as_slice(),
+            [Message::Error {
+                id: 3,
+                reason: ErrorReason::NotAllowed,
+                ..
+            }]
+        ));
+        assert!(closes(&actions, conn));
+    }
+
+    #[test]
+    fn a_second_hello_is_refused_and_the_connection_stays() {
+        let mut st = state();
+        let conn = connect(&mut st, 1, Role::Client);
+        let hello = Message::Hello {
+            id: 2,
+            version: PROTOCOL_VERSION,
+            role: Role::Wrapper,
+        };
+        assert_eq!(refused(&mut st, conn, hello).0, ErrorReason::NotAllowed);
+        // Still a client: wrapper messages stay refused.
+        let (reason, _) = refused(
+            &mut st,
+            conn,
+            Message::Register {
+                id: 3,
+                session: info("s", None, false),
+            },
+        );
+        assert_eq!(reason, ErrorReason::NotAllowed);
+    }
+
+    #[test]
+    fn a_peer_of_another_user_is_closed_and_ignored() {
+        let mut st = state();
+        let conn = ConnId(1);
+        assert_eq!(st.connection_opened(conn, false), vec![Action::Close(conn)]);
+        let actions = st.handle(
+            conn,
+            Message::Hello {
+                id: 1,
+                version: PROTOCOL_VERSION,
+                role: Role::Client,
+            },
+            NOW,
+        );
+        assert!(actions.is_empty(), "{actions:?}");
+        assert!(st.connection_closed(conn).is_empty());
+    }
+
+    #[test]
+    fn wrapper_messages_from_a_client_are_not_allowed() {
+        let mut st = state();
+        let client = connect(&mut st, 1, Role::Client);
+        for msg in [
+            Message::Register {
+                id: 10,
+                session: info("s", None, false),
+            },
+            Message::Deregister {
+                id: 11,
+                session: "s".into(),
+            },
+            Message::TurnCompleted {
+                id: 12,
+                session: "s".into(),
+                turn: turn_data(1, "x"),
+            },
+            Message::BracketedPaste {
+                id: 13,
+                session: "s".into(),
+                enabled: true,
+            },
+        ] {
+            let id = msg.id();
+            match req(&mut st, client, msg) {
+                Message::Error {
+                    id: got,
+                    reason: ErrorReason::NotAllowed,
+                    message,
+                } => {
+                    assert_eq!(got, id);
+                    assert!(message.contains("for wrappers"), "{message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(st.session_count(), 0);
+    }
+
+    #[test]
+    fn replies_sent_to_the_broker_are_not_allowed() {
+        let mut st = state();
+        let conn = connect(&mut st, 1, Role::Wrapper);
+        for msg in [
+            Message::HelloAck { id: 1, version: 1 },
+            Message::Done { id: 2 },
+            Message::TurnRecorded {
+                id: 3,
+                turn_id: "s:1".into(),
+            },
+            Message::Captured {
+                id: 4,
+                turn_id: "s:1".into(),
+                byte_length: 1,
+            },
+            Message::Sessions {
+                id: 5,
+                sessions: Vec::new(),
+            },
+            Message::Turns {
+                id: 6,
+                turns: Vec::new(),
+            },
+            Message::Error {
+                id: 7,
+                reason: ErrorReason::Busy,
+                message: String::new(),
+            },
+            Message::Inject {
+                id: 0,
+                session: "s".into(),
+                data: Vec::new(),
+            },
+        ] {
+            let (reason, message) = refused(&mut st, conn, msg);
+            assert_eq!(reason, ErrorReason::NotAllowed);
+            assert!(message.contains("sent by the broker"), "{message}");
+        }
+    }
+
+    // ── decode failures ─────────────────────────────────────────────────────────────────
+
+    #[test]
+    fn unknown_types_and_missing_fields_are_answered_and_the_connection_stays() {
+        let mut st = state();
+        let conn = connect(&mut st, 1, Role::Client);
+        let actions = st.decode_failed(
+            conn,
+            &ProtoError::UnknownType {
+                id: 7,
+                kind: "frobnicate".into(),
+            },
+        );
+        assert!(!closes(&actions, conn));
+        assert!(matches!(
+            sent_to(&actions, conn).as_slice(),
+            [Message::Error {
+                id: 7,
+                reason: ErrorReason::UnknownType,
+                ..
+            }]
+        ));
+        let actions = st.decode_failed(
+            conn,
+            &ProtoError::MissingField {
+                id: 8,
+                kind: "capture".into(),
+                detail: "missing field `session`".into(),
+            },
+        );
+        assert!(!closes(&actions, conn));
+        match sent_to(&actions, conn).as_slice() {
+            [
+                Message::Error {
+                    id: 8,
+                    reason: ErrorReason::MissingField,
+                    message,
+                },
+            ] => assert!(message.contains("session"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        // Still usable.
+        assert!(sessions(&mut st, conn).is_empty());
+    }
+
+    #[test]
+    fn decode_failures_before_hello_close() {
+        let mut st = state();
+        let conn = ConnId(1);
+        st.connection_opened(conn, true);
+        let actions = st.decode_failed(
+            conn,
+            &ProtoError::UnknownType {
+                id: 1,
+                kind: "hi".into(),
+            },
+        );
+        assert!(closes(&actions, conn));
+        assert!(matches!(
+            sent_to(&actions, conn).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::NotAllowed,
+                ..
+            }]
+        ));
+        let conn = ConnId(2);
+        st.connection_opened(conn, true);
+        let actions = st.decode_failed(
+            conn,
+            &ProtoError::MissingField {
+                id: 1,
+                kind: "hello".into(),
+                detail: "missing field `role`".into(),
+            },
+        );
+        assert!(closes(&actions, conn));
+        assert!(matches!(
+            sent_to(&actions, conn).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::MissingField,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn oversize_and_malformed_frames_close_that_connection_only() {
+        let mut st = state();
+        let bad = connect(&mut st, 1, Role::Client);
+        let good = connect(&mut st, 2, Role::Client);
+        let actions = st.decode_failed(
+            bad,
+            &ProtoError::FrameTooLarge {
+                len: 1 << 30,
+                max: 16 << 20,
+            },
+        );
+        assert!(closes(&actions, bad) && !closes(&actions, good));
+        assert!(matches!(
+            sent_to(&actions, bad).as_slice(),
+            [Message::Error {
+                id: 0,
+                reason: ErrorReason::PayloadTooLarge,
+                ..
+            }]
+        ));
+        let bad2 = connect(&mut st, 3, Role::Client);
+        let actions = st.decode_failed(bad2, &ProtoError::Malformed("not a map".into()));
+        assert!(closes(&actions, bad2));
+        assert!(sent_to(&actions, good).is_empty());
+        let actions = st.decode_failed(bad2, &ProtoError::Truncated);
+        assert!(closes(&actions, bad2));
+        assert!(sessions(&mut st, good).is_empty());
+    }
+
+    // ── register, deregister, turns ─────────────────────────────────────────────────────
+
+    #[test]
+    fn register_adds_the_session_and_lists_it() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", Some("coder"));
+        let client = connect(&mut st, 2, Role::Client);
+        let list = sessions(&mut st, client);
+        assert_eq!(
+            list,
+            vec![SessionSummary {
+                session: "aaa".into(),
+                name: Some("coder".into()),
+                pid: 4242,
+                command: vec!["agent".into(), "--flag".into()],
+                preset: "claude".into(),
+                connected: true,
+                turns: 0,
+                last_turn_id: None,
+                bracketed_paste: false,
+            }]
+        );
+        report(&mut st, w, "aaa", 1, "one");
+        report(&mut st, w, "aaa", 2, "two");
+        let list = sessions(&mut st, client);
+        assert_eq!(list[0].turns, 2);
+        assert_eq!(list[0].last_turn_id.as_deref(), Some("aaa:2"));
+    }
+
+    #[test]
+    fn the_same_id_from_another_live_connection_is_a_duplicate() {
+        let mut st = state();
+        wrapper(&mut st, 1, "aaa", None);
+        let other = connect(&mut st, 2, Role::Wrapper);
+        let (reason, message) = refused(
+            &mut st,
+            other,
+            Message::Register {
+                id: 2,
+                session: info("aaa", None, false),
+            },
+        );
+        assert_eq!(reason, ErrorReason::DuplicateSession);
+        assert!(message.contains("aaa"), "{message}");
+    }
+
+    #[test]
+    fn re_registering_on_the_same_connection_keeps_turns_and_updates_info() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        report(&mut st, w, "aaa", 1, "one");
+        assert_eq!(
+            register(&mut st, w, info("aaa", Some("renamed"), true)),
+            Message::Done { id: 2 }
+        );
+        let client = connect(&mut st, 2, Role::Client);
+        let list = sessions(&mut st, client);
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].turns, 1);
+        assert_eq!(list[0].name.as_deref(), Some("renamed"));
+        assert!(list[0].bracketed_paste);
+    }
+
+    #[test]
+    fn re_registering_after_the_connection_dropped_is_accepted() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        report(&mut st, w, "aaa", 1, "one");
+        st.connection_closed(w);
+        assert_eq!(st.session_count(), 0);
+        let w2 = wrapper(&mut st, 2, "aaa", None);
+        // The wrapper re-sends its held turns; seqs are the wrapper's, so ids are stable.
+        assert_eq!(
+            report(&mut st, w2, "aaa", 1, "one"),
+            Message::TurnRecorded {
+                id: 3,
+                turn_id: "aaa:1".into()
+            }
+        );
+        let client = connect(&mut st, 3, Role::Client);
+        assert_eq!(sessions(&mut st, client)[0].turns, 1);
+    }
+
+    #[test]
+    fn an_invalid_session_id_is_refused() {
+        let mut st = state();
+        let w = connect(&mut st, 1, Role::Wrapper);
+        for bad in ["", "a:b"] {
+            let (reason, _) = refused(
+                &mut st,
+                w,
+                Message::Register {
+                    id: 2,
+                    session: info(bad, None, false),
+                },
+            );
+            assert_eq!(reason, ErrorReason::MissingField);
+        }
+        assert_eq!(st.session_count(), 0);
+    }
+
+    #[test]
+    fn deregister_removes_the_session_and_keeps_the_relay_buffer() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let target = wrapper(&mut st, 2, "bbb", None);
+        report(&mut st, w, "aaa", 1, "one");
+        let client = connect(&mut st, 3, Role::Client);
+        capture(&mut st, client, "aaa");
+        assert_eq!(
+            req(
+                &mut st,
+                w,
+                Message::Deregister {
+                    id: 8,
+                    session: "aaa".into()
+                }
+            ),
+            Message::Done { id: 8 }
+        );
+        let list = sessions(&mut st, client);
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].session, "bbb");
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::GetTurn {
+                id: 9,
+                turn_id: "aaa:1".into(),
+                format: WireFormat::Raw,
+            },
+        );
+        assert_eq!(reason, ErrorReason::TurnNotFound);
+        // The relay buffer still holds the turn.
+        let actions = paste(&mut st, client, "bbb", WireFormat::Raw);
+        let (d, _, _) = delivery(&actions);
+        assert!(
+            matches!(d, Delivery::Inject { conn, message: Message::Inject { data, .. }, .. }
+            if *conn == target && data == b"one")
+        );
+    }
+
+    #[test]
+    fn a_wrapper_reports_only_for_its_own_sessions() {
+        let mut st = state();
+        wrapper(&mut st, 1, "aaa", None);
+        let other = wrapper(&mut st, 2, "bbb", None);
+        for msg in [
+            Message::TurnCompleted {
+                id: 3,
+                session: "aaa".into(),
+                turn: turn_data(1, "x"),
+            },
+            Message::BracketedPaste {
+                id: 4,
+                session: "aaa".into(),
+                enabled: true,
+            },
+            Message::Deregister {
+                id: 5,
+                session: "aaa".into(),
+            },
+            Message::Deregister {
+                id: 6,
+                session: "nope".into(),
+            },
+        ] {
+            assert_eq!(refused(&mut st, other, msg).0, ErrorReason::SessionNotFound);
+        }
+        assert_eq!(st.session_count(), 2);
+    }
+
+    #[test]
+    fn turn_completed_records_the_turn_with_its_metadata() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let turn = TurnData {
+            seq: 1,
+            timestamp: 0,
+            content: b"\x1b[1mhi\x1b[0m\n".to_vec(),
+            text: "hi\n".into(),
+            interrupted: true,
+            truncated: true,
+            exit_code: Some(3),
+            cwd: Some("/work".into()),
+            input: Some("say hi".into()),
+            spool_span: Some((10, 21)),
+        };
+        assert_eq!(
+            req(
+                &mut st,
+                w,
+                Message::TurnCompleted {
+                    id: 3,
+                    session: "aaa".into(),
+                    turn
+                }
+            ),
+            Message::TurnRecorded {
+                id: 3,
+                turn_id: "aaa:1".into()
+            }
+        );
+        let client = connect(&mut st, 2, Role::Client);
+        let reply = get_turn(&mut st, client, "aaa:1", WireFormat::Raw);
+        assert_eq!(
+            reply,
+            Message::Turn {
+                id: 5,
+                turn: WireTurnMeta {
+                    turn_id: "aaa:1".into(),
+                    timestamp: NOW,
+                    byte_length: 11,
+                    interrupted: true,
+                    truncated: true,
+                    exit_code: Some(3),
+                    cwd: Some("/work".into()),
+                    input: Some("say hi".into()),
+                    spool_span: Some((10, 21)),
+                },
+                content: b"\x1b[1mhi\x1b[0m\n".to_vec(),
+            }
+        );
+    }
+
+    #[test]
+    fn a_re_sent_turn_is_acknowledged_and_not_stored_again() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        report(&mut st, w, "aaa", 1, "one");
+        assert_eq!(
+            report(&mut st, w, "aaa", 1, "changed"),
+            Message::TurnRecorded {
+                id: 3,
+                turn_id: "aaa:1".into()
+            }
+        );
+        let client = connect(&mut st, 2, Role::Client);
+        let reply = get_turn(&mut st, client, "aaa:1", WireFormat::Raw);
+        assert_eq!(content_of(&reply).1, b"one");
+        assert_eq!(sessions(&mut st, client)[0].turns, 1);
+    }
+
+    #[test]
+    fn a_zero_seq_is_refused() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let (reason, _) = refused(
+            &mut st,
+            w,
+            Message::TurnCompleted {
+                id: 3,
+                session: "aaa".into(),
+                turn: turn_data(0, "x"),
+            },
+        );
+        assert_eq!(reason, ErrorReason::MissingField);
+    }
+
+    #[test]
+    fn oversize_turns_are_truncated_and_flagged() {
+        let mut st = state_with(4, 4);
+        let w = wrapper(&mut st, 1, "aaa", None);
+        report(&mut st, w, "aaa", 1, "abcdefgh");
+        let client = connect(&mut st, 2, Role::Client);
+        let reply = get_turn(&mut st, client, "aaa", WireFormat::Raw);
+        let Message::Turn { turn, content, .. } = reply else {
+            panic!("{reply:?}")
+        };
+        assert_eq!(content, b"abcd");
+        assert!(turn.truncated);
+        assert_eq!(turn.byte_length, 4);
+    }
+
+    #[test]
+    fn the_ring_evicts_after_depth_turns() {
+        let mut st = state_with(2, 1024);
+        let w = wrapper(&mut st, 1, "aaa", None);
+        for seq in 1..=3 {
+            report(&mut st, w, "aaa", seq, "t");
+        }
+        let client = connect(&mut st, 2, Role::Client);
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::GetTurn {
+                id: 5,
+                turn_id: "aaa:1".into(),
+                format: WireFormat::Raw,
+            },
+        );
+        assert_eq!(reason, ErrorReason::TurnNotFound);
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::CaptureById {
+                id: 5,
+                turn_id: "aaa:1".into(),
+            },
+        );
+        assert_eq!(reason, ErrorReason::TurnNotFound);
+        assert_eq!(
+            content_of(&get_turn(&mut st, client, "aaa:2", WireFormat::Raw)).0,
+            "aaa:2"
+        );
+    }
+
+    #[test]
+    fn bracketed_paste_updates_the_flag() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        assert_eq!(
+            req(
+                &mut st,
+                w,
+                Message::BracketedPaste {
+                    id: 4,
+                    session: "aaa".into(),
+                    enabled: true
+                }
+            ),
+            Message::Done { id: 4 }
+        );
+        let client = connect(&mut st, 2, Role::Client);
+        assert!(sessions(&mut st, client)[0].bracketed_paste);
+    }
+
+    #[test]
+    fn closing_a_wrapper_connection_deregisters_its_sessions() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        report(&mut st, w, "aaa", 1, "one");
+        let actions = st.connection_closed(w);
+        assert!(
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Log(Level::Info, line) if line.contains("aaa")))
+        );
+        assert_eq!(st.session_count(), 0);
+        assert!(st.connection_closed(w).is_empty(), "idempotent");
+    }
+
+    // ── session arguments ───────────────────────────────────────────────────────────────
+
+    #[test]
+    fn sessions_resolve_by_id_then_name_then_unique_prefix() {
+        let mut st = state();
+        let a = wrapper(&mut st, 1, "abc123", Some("coder"));
+        let b = wrapper(&mut st, 2, "abd456", Some("abc123x"));
+        let c = wrapper(&mut st, 3, "coder", Some("reviewer"));
+        report(&mut st, a, "abc123", 1, "from a");
+        report(&mut st, b, "abd456", 1, "from b");
+        report(&mut st, c, "coder", 1, "from c");
+        let client = connect(&mut st, 4, Role::Client);
+        let latest = |st: &mut State, arg: &str| {
+            content_of(&get_turn(st, client, arg, WireFormat::Raw))
+                .0
+                .to_owned()
+        };
+        assert_eq!(latest(&mut st, "abc123"), "abc123:1", "exact id");
+        assert_eq!(latest(&mut st, "coder"), "coder:1", "an id beats a name");
+        assert_eq!(latest(&mut st, "reviewer"), "coder:1", "name");
+        assert_eq!(
+            latest(&mut st, "abc123x"),
+            "abd456:1",
+            "a name beats a prefix"
+        );
+        assert_eq!(latest(&mut st, "abd"), "abd456:1", "unique prefix");
+        assert_eq!(latest(&mut st, "co"), "coder:1", "unique prefix");
+        let (reason, message) = refused(
+            &mut st,
+            client,
+            Message::Capture {
+                id: 1,
+                session: "ab".into(),
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+        assert!(
+            message.contains("abc123 (coder)") && message.contains("abd456 (abc123x)"),
+            "{message}"
+        );
+        let (reason, message) = refused(
+            &mut st,
+            client,
+            Message::Capture {
+                id: 1,
+                session: "zzz".into(),
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+        assert!(message.contains("zzz"), "{message}");
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::Capture {
+                id: 1,
+                session: String::new(),
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+    }
+
+    #[test]
+    fn a_name_shared_by_two_sessions_is_ambiguous() {
+        let mut st = state();
+        wrapper(&mut st, 1, "s1", Some("twin"));
+        wrapper(&mut st, 2, "s2", Some("twin"));
+        let client = connect(&mut st, 3, Role::Client);
+        let (reason, message) = refused(
+            &mut st,
+            client,
+            Message::ListTurns {
+                id: 1,
+                session: "twin".into(),
+                limit: None,
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+        assert!(
+            message.contains("s1 (twin)") && message.contains("s2 (twin)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn turn_ids_accept_a_name_or_prefix_for_the_session() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa111", Some("coder"));
+        report(&mut st, w, "aaa111", 1, "one");
+        report(&mut st, w, "aaa111", 2, "two");
+        let client = connect(&mut st, 2, Role::Client);
+        for arg in ["aaa111:1", "coder:1", "aaa:1"] {
+            let reply = get_turn(&mut st, client, arg, WireFormat::Raw);
+            assert_eq!(content_of(&reply), ("aaa111:1", &b"one"[..]), "{arg}");
+        }
+        assert_eq!(
+            req(
+                &mut st,
+                client,
+                Message::CaptureById {
+                    id: 2,
+                    turn_id: "coder:2".into()
+                }
+            ),
+            Message::Captured {
+                id: 2,
+                turn_id: "aaa111:2".into(),
+                byte_length: 3
+            }
+        );
+        for bad in ["nobody:1", "aaa111:9", "aaa111:0"] {
+            let (reason, _) = refused(
+                &mut st,
+                client,
+                Message::CaptureById {
+                    id: 3,
+                    turn_id: bad.into(),
+                },
+            );
+            assert_eq!(reason, ErrorReason::TurnNotFound, "{bad}");
+        }
+    }
+
+    // ── capture, paste, deliver ─────────────────────────────────────────────────────────
+
+    #[test]
+    fn capture_takes_the_latest_turn() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let client = connect(&mut st, 2, Role::Client);
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::Capture {
+                id: 4,
+                session: "aaa".into(),
+            },
+        );
+        assert_eq!(reason, ErrorReason::NoTurn);
+        report(&mut st, w, "aaa", 1, "one");
+        report(&mut st, w, "aaa", 2, "second");
+        assert_eq!(
+            capture(&mut st, client, "aaa"),
+            Message::Captured {
+                id: 4,
+                turn_id: "aaa:2".into(),
+                byte_length: 6
+            }
+        );
+        assert_eq!(
+            refused(
+                &mut st,
+                client,
+                Message::Capture {
+                    id: 4,
+                    session: "nope".into()
+                }
+            )
+            .0,
+            ErrorReason::SessionNotFound
+        );
+    }
+
+    #[test]
+    fn paste_needs_a_captured_turn_and_a_live_target() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let client = connect(&mut st, 2, Role::Client);
+        let actions = paste(&mut st, client, "aaa", WireFormat::Raw);
+        assert!(matches!(
+            sent_to(&actions, client).as_slice(),
+            [Message::Error {
+                id: 7,
+                reason: ErrorReason::BufferEmpty,
+                ..
+            }]
+        ));
+        report(&mut st, w, "aaa", 1, "one");
+        capture(&mut st, client, "aaa");
+        let actions = paste(&mut st, client, "nope", WireFormat::Raw);
+        assert!(matches!(
+            sent_to(&actions, client).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::SessionNotFound,
+                ..
+            }]
+        ));
+        let target = wrapper(&mut st, 3, "bbb", None);
+        st.connection_closed(target);
+        let actions = paste(&mut st, client, "bbb", WireFormat::Raw);
+        assert!(matches!(
+            sent_to(&actions, client).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::SessionDisconnected,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn paste_injects_into_the_target_wrapped_when_it_has_bracketed_paste() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", Some("coder"));
+        let target = connect(&mut st, 2, Role::Wrapper);
+        register(&mut st, target, info("bbb", Some("reviewer"), true));
+        report(&mut st, w, "aaa", 1, "line 1\nline 2\n");
+        let client = connect(&mut st, 3, Role::Client);
+        capture(&mut st, client, "coder");
+        let actions = paste(&mut st, client, "reviewer", WireFormat::Raw);
+        assert!(
+            sent_to(&actions, client).is_empty(),
+            "the reply waits for the delivery"
+        );
+        let (d, reply_to, reply_id) = delivery(&actions);
+        assert_eq!((reply_to, reply_id), (client, 7));
+        let expected = [PASTE_START, b"line 1\nline 2\n", PASTE_END].concat();
+        assert_eq!(
+            d,
+            &Delivery::Inject {
+                conn: target,
+                session: "bbb".into(),
+                message: Message::Inject {
+                    id: 0,
+                    session: "bbb".into(),
+                    data: expected
+                }
+            }
+        );
+        // Text format, target without bracketed paste.
+        let actions = paste(&mut st, client, "aaa", WireFormat::Text);
+        let (d, _, _) = delivery(&actions);
+        assert!(
+            matches!(d, Delivery::Inject { conn, message: Message::Inject { data, .. }, .. }
+            if *conn == w && data == b"text of line 1\nline 2\n")
+        );
+        // The relay buffer survives pastes.
+        let actions = paste(&mut st, client, "aaa", WireFormat::Raw);
+        delivery(&actions);
+    }
+
+    #[test]
+    fn delivery_outcomes_become_replies() {
+        let mut st = state();
+        let client = connect(&mut st, 1, Role::Client);
+        assert_eq!(
+            st.delivery_finished(client, 7, Ok(())),
+            vec![Action::Send(client, Message::Done { id: 7 })]
+        );
+        let cases: Vec<(SinkError, ErrorReason)> = vec![
+            (
+                SinkError::SessionDisconnected {
+                    session: "bbb".into(),
+                },
+                ErrorReason::SessionDisconnected,
+            ),
+            (
+                SinkError::SessionNotFound {
+                    session: "bbb".into(),
+                },
+                ErrorReason::SessionNotFound,
+            ),
+            (
+                SinkError::RelativePath {
+                    path: "out.txt".into(),
+                },
+                ErrorReason::SinkFailed,
+            ),
+        ];
+        for (error, expected) in cases {
+            let text = error.to_string();
+            let actions = st.delivery_finished(client, 8, Err(error));
+            match sent_to(&actions, client).as_slice() {
+                [
+                    Message::Error {
+                        id: 8,
+                        reason,
+                        message,
+                    },
+                ] => {
+                    assert_eq!(*reason, expected);
+                    if expected == ErrorReason::SinkFailed {
+                        assert_eq!(message, &text);
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        st.connection_closed(client);
+        assert!(st.delivery_finished(client, 9, Ok(())).is_empty());
+    }
+
+    #[test]
+    fn deliver_checks_the_sink_and_its_fields() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let client = connect(&mut st, 2, Role::Client);
+        let deliver = |sink: &str, session: Option<&str>, path: Option<&str>| Message::Deliver {
+            id: 9,
+            sink: sink.into(),
+            session: session.map(Into::into),
+            path: path.map(Into::into),
+            format: WireFormat::Raw,
+        };
+        let cases = [
+            (
+                deliver("inject", None, None),
+                ErrorReason::MissingField,
+                "session",
+            ),
+            (
+                deliver("file", None, None),
+                ErrorReason::MissingField,
+                "path",
+            ),
+            (
+                deliver("clipboard", None, None),
+                ErrorReason::SinkFailed,
+                "desktop integration",
+            ),
+            (
+                deliver("printer", None, None),
+                ErrorReason::SinkFailed,
+                "unknown sink",
+            ),
+            (
+                deliver("file", None, Some("/tmp/x")),
+                ErrorReason::BufferEmpty,
+                "capture",
+            ),
+            (
+                deliver("inject", Some("aaa"), None),
+                ErrorReason::BufferEmpty,
+                "capture",
+            ),
+        ];
+        for (msg, reason, needle) in cases {
+            let (got, message) = refused(&mut st, client, msg);
+            assert_eq!(got, reason, "{message}");
+            assert!(message.contains(needle), "{message}");
+        }
+        report(&mut st, w, "aaa", 1, "body");
+        capture(&mut st, client, "aaa");
+        let actions = st.handle(client, deliver("file", None, Some("/tmp/out.txt")), NOW);
+        let (d, reply_to, reply_id) = delivery(&actions);
+        assert_eq!((reply_to, reply_id), (client, 9));
+        match d {
+            Delivery::File {
+                path,
+                record,
+                format,
+            } => {
+                assert_eq!(path, Path::new("/tmp/out.txt"));
+                assert_eq!(format.select(record), b"body");
+            }
+            other => panic!("{other:?}"),
+        }
+        let actions = st.handle(client, deliver("inject", Some("aaa"), None), NOW);
+        assert!(matches!(delivery(&actions).0, Delivery::Inject { conn, .. } if *conn == w));
+    }
+
+    // ── listings ────────────────────────────────────────────────────────────────────────
+
+    #[test]
+    fn list_turns_is_newest_first_and_limited() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", Some("coder"));
+        for seq in 1..=3 {
+            report(&mut st, w, "aaa", seq, "t");
+        }
+        let client = connect(&mut st, 2, Role::Client);
+        let ids = |reply: Message| match reply {
+            Message::Turns { turns, .. } => {
+                turns.into_iter().map(|t| t.turn_id).collect::<Vec<_>>()
+            }
+            other => panic!("{other:?}"),
+        };
+        let all = req(
+            &mut st,
+            client,
+            Message::ListTurns {
+                id: 1,
+                session: "coder".into(),
+                limit: None,
+            },
+        );
+        assert_eq!(ids(all), ["aaa:3", "aaa:2", "aaa:1"]);
+        let two = req(
+            &mut st,
+            client,
+            Message::ListTurns {
+                id: 1,
+                session: "aaa".into(),
+                limit: Some(2),
+            },
+        );
+        assert_eq!(ids(two), ["aaa:3", "aaa:2"]);
+    }
+
+    #[test]
+    fn get_turn_by_session_gives_the_latest_in_either_format() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let client = connect(&mut st, 2, Role::Client);
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::GetTurn {
+                id: 5,
+                turn_id: "aaa".into(),
+                format: WireFormat::Raw,
+            },
+        );
+        assert_eq!(reason, ErrorReason::NoTurn);
+        report(&mut st, w, "aaa", 1, "\x1b[1mbold\x1b[0m");
+        let raw = get_turn(&mut st, client, "aaa", WireFormat::Raw);
+        assert_eq!(content_of(&raw), ("aaa:1", &b"\x1b[1mbold\x1b[0m"[..]));
+        let text = get_turn(&mut st, client, "aaa", WireFormat::Text);
+        assert_eq!(content_of(&text).1, b"text of \x1b[1mbold\x1b[0m");
+        let (reason, _) = refused(
+            &mut st,
+            client,
+            Message::GetTurn {
+                id: 5,
+                turn_id: "nobody".into(),
+                format: WireFormat::Raw,
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+    }
+
+    #[test]
+    fn an_ended_session_is_reported_as_ended() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        st.connection_closed(w);
+        let client = connect(&mut st, 2, Role::Client);
+        let (reason, message) = refused(
+            &mut st,
+            client,
+            Message::ListTurns {
+                id: 1,
+                session: "aaa".into(),
+                limit: None,
+            },
+        );
+        assert_eq!(reason, ErrorReason::SessionNotFound);
+        assert!(message.contains("ended"), "{message}");
+    }
+}
