@@ -7,7 +7,7 @@ use clap::Parser;
 use clippy_broker::log::Level;
 use clippy_broker::server::ServerConfig;
 use clippy_broker::{MAX_TURN_BYTES_LIMIT, Options};
-use clippy_registry::{DEFAULT_MAX_TURN_BYTES, DEFAULT_RING_DEPTH, RegistryConfig};
+use clippy_registry::RegistryConfig;
 
 /// The per-user clippy broker: sessions, turns, the relay buffer and sinks behind
 /// $XDG_RUNTIME_DIR/clippy/broker.sock.
@@ -21,12 +21,15 @@ struct Cli {
     /// Log to stderr instead of $XDG_RUNTIME_DIR/clippy/broker.log.
     #[arg(long)]
     foreground: bool,
-    /// Turns kept per session (at least 1).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_RING_DEPTH)]
-    ring_depth: usize,
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURN_BYTES,
-          help = format!("Content bytes kept per turn, at most {MAX_TURN_BYTES_LIMIT}; longer turns are cut and marked truncated"))]
-    max_turn_bytes: usize,
+    /// Turns kept per session, at least 1 (default: the configuration's `broker.ring_depth`, 32).
+    #[arg(long, value_name = "N")]
+    ring_depth: Option<usize>,
+    #[arg(long, value_name = "N",
+          help = format!("Content bytes kept per turn, at most {MAX_TURN_BYTES_LIMIT}; longer turns are cut and marked truncated (default: the configuration's `broker.max_turn_bytes`, 4 MiB)"))]
+    max_turn_bytes: Option<usize>,
+    /// Configuration file, over ./clippy.toml, ~/.config/clippy/config.toml, /etc/clippy/config.toml.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
     /// Lowest level logged: error, warn, info or debug.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     log_level: Level,
@@ -41,11 +44,18 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let settings = match clippy_config::Config::load(cli.config.as_deref()) {
+        Ok((settings, _layers)) => settings,
+        Err(e) => {
+            eprintln!("clippy-broker: {e}");
+            return ExitCode::from(4);
+        }
+    };
     let options = Options {
         foreground: cli.foreground,
         registry: RegistryConfig {
-            ring_depth: cli.ring_depth,
-            max_turn_bytes: cli.max_turn_bytes,
+            ring_depth: cli.ring_depth.unwrap_or(settings.broker.ring_depth),
+            max_turn_bytes: cli.max_turn_bytes.unwrap_or(settings.broker.max_turn_bytes),
         },
         log_level: cli.log_level,
         server: ServerConfig::default(),

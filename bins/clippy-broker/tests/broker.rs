@@ -853,3 +853,40 @@ fn a_client_may_half_close_and_still_get_its_replies() {
     }
     raw.expect_closed();
 }
+
+#[test]
+fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
+    let config_dir = TempDir::new();
+    let config = config_dir.path().join("config.toml");
+    fs::write(&config, "[broker]\nring_depth = 1\n").expect("write config");
+    let broker = Broker::start(&["--config", config.to_str().expect("utf-8")]);
+    let mut w = broker.wrapper("aaa", None, false);
+    report(&mut w, "aaa", 1, b"one", "t");
+    report(&mut w, "aaa", 2, b"two", "t");
+    let mut client = broker.client();
+    let (reason, _) = refused(&mut client, |id| Message::GetTurn {
+        id,
+        turn_id: "aaa:1".into(),
+        format: Format::Raw,
+    });
+    assert_eq!(
+        reason,
+        ErrorReason::TurnNotFound,
+        "a ring of depth 1 keeps only turn 2"
+    );
+    assert_eq!(get_turn(&mut client, "aaa:2", Format::Raw).1, b"two");
+
+    fs::write(&config, "[broker]\nring_dept = 1\n").expect("write config");
+    let runtime = TempDir::new();
+    let output = Command::new(BROKER)
+        .args(["--foreground", "--config", config.to_str().expect("utf-8")])
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("broker.ring_dept") && stderr.contains("config.toml"),
+        "{stderr}"
+    );
+}
