@@ -1,4 +1,4 @@
-//! The tap: turn detection and the spool, on their own thread.
+//! The tap: turn detection and the spool, on their own thread (the spool written in batches).
 //!
 //! The byte-moving loop hands each chunk of output and input here through a bounded channel,
 //! in the order they happened, and goes straight back to moving bytes: forwarding never waits
@@ -6,7 +6,7 @@
 //! are at most a few KiB, so a few MiB); only if detection fell that far behind would the loop
 //! wait, which bounds memory whatever the child writes.
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 use clippy_spool::SpoolWriter;
@@ -64,31 +64,96 @@ impl Tap {
 
 fn run(
     rx: Receiver<Tapped>,
-    mut detector: TurnDetector,
-    mut spool: SpoolWriter,
+    detector: TurnDetector,
+    spool: SpoolWriter,
     events: Events,
 ) -> SpoolWriter {
-    let mut spool_failed = false;
-    for tapped in rx {
+    let mut tap = TapState {
+        detector,
+        spool: BatchedSpool {
+            spool,
+            pending: Vec::with_capacity(SPOOL_BATCH),
+            failed: false,
+        },
+        events,
+    };
+    loop {
+        let tapped = match rx.try_recv() {
+            Ok(tapped) => tapped,
+            Err(TryRecvError::Empty) => {
+                // Caught up: readers of the spool see everything so far.
+                tap.spool.flush(&tap.events);
+                match rx.recv() {
+                    Ok(tapped) => tapped,
+                    Err(_) => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        tap.take(tapped);
+    }
+    tap.spool.flush(&tap.events);
+    tap.spool.spool
+}
+
+/// Spool bytes are written in batches of up to this many (one `write` each), and whenever the
+/// tap has caught up with the loop.
+const SPOOL_BATCH: usize = 64 * 1024;
+
+/// The spool, written in batches.
+struct BatchedSpool {
+    spool: SpoolWriter,
+    pending: Vec<u8>,
+    failed: bool,
+}
+
+impl BatchedSpool {
+    fn push(&mut self, bytes: &[u8], events: &Events) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= SPOOL_BATCH {
+            self.flush(events);
+        }
+    }
+
+    fn flush(&mut self, events: &Events) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if let Err(e) = self.spool.append(&self.pending)
+            && !self.failed
+        {
+            self.failed = true;
+            events.send(SessionEvent::SpoolFailed(e.to_string()));
+        }
+        self.pending.clear();
+    }
+}
+
+struct TapState {
+    detector: TurnDetector,
+    spool: BatchedSpool,
+    events: Events,
+}
+
+impl TapState {
+    fn take(&mut self, tapped: Tapped) {
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
-                if let Err(e) = spool.append(&bytes)
-                    && !spool_failed
-                {
-                    spool_failed = true;
-                    events.send(SessionEvent::SpoolFailed(e.to_string()));
-                }
-                detector.feed_output(&bytes).collect()
+                self.spool.push(&bytes, &self.events);
+                self.detector.feed_output(&bytes).collect()
             }
-            Tapped::Input(bytes) => detector.feed_input(&bytes).collect(),
+            Tapped::Input(bytes) => self.detector.feed_input(&bytes).collect(),
             Tapped::Resize { cols, rows } => {
-                let _ = detector.resize(cols.max(1), rows.max(1));
+                let _ = self.detector.resize(cols.max(1), rows.max(1));
                 Vec::new()
             }
         };
         for event in detected {
             let out = match event {
                 Event::TurnCompleted(turn) => {
+                    // The span is mapped through what the spool has written.
+                    self.spool.flush(&self.events);
+                    let spool = &self.spool.spool;
                     let spool_span = spool
                         .spool_offset_of(turn.start)
                         .zip(spool.spool_offset_of(turn.end));
@@ -101,10 +166,9 @@ fn run(
                 Event::BracketedPaste { enabled } => SessionEvent::BracketedPaste(enabled),
                 _ => continue,
             };
-            events.send(out);
+            self.events.send(out);
         }
     }
-    spool
 }
 
 /// Unix time in milliseconds.
