@@ -30,6 +30,8 @@ const SIGNALS: Token = Token(2);
 const INJECT: Token = Token(3);
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
+/// Output handed to the tap thread at most this much at a time (and whenever the loop idles).
+const TAP_BATCH: usize = 32 * 1024;
 
 /// What the wrapper was asked to do.
 #[derive(Debug)]
@@ -160,10 +162,12 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
         master,
         tap,
         injected: inject_rx,
+        tap_out: Vec::with_capacity(TAP_BATCH),
         pending_input: Vec::new(),
         guard,
     };
     let status = session.pump(&mut child, &signals);
+    session.flush_tap();
     let Session { tap, guard, .. } = session;
     drop(guard);
     if let Some(spool) = tap.finish()
@@ -204,6 +208,8 @@ struct Session {
     tap: Tap,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
     injected: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
+    tap_out: Vec<u8>,
     /// Input read from the user that the child has not taken yet.
     pending_input: Vec<u8>,
     guard: Option<RawModeGuard>,
@@ -241,7 +247,18 @@ impl Session {
         let mut pending_signals = Vec::new();
         let mut watching_writable = false;
         loop {
-            if let Err(e) = self.poll.poll(&mut events, None) {
+            // Output for the tap is handed over in batches; before the loop would block, it
+            // hands over what it holds, so the tap is never behind an idle session.
+            let mut timeout = None;
+            if !self.tap_out.is_empty() {
+                timeout = Some(std::time::Duration::ZERO);
+            }
+            let mut polled = self.poll.poll(&mut events, timeout);
+            if polled.is_ok() && timeout.is_some() && events.is_empty() {
+                self.flush_tap();
+                polled = self.poll.poll(&mut events, None);
+            }
+            if let Err(e) = polled {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
@@ -325,7 +342,10 @@ impl Session {
             // The user's terminal first, unmodified.
             write_all(std::io::stdout().as_fd(), bytes)
                 .map_err(io("cannot write to the terminal"))?;
-            self.tap.send(Tapped::Output(bytes.to_vec()));
+            self.tap_out.extend_from_slice(bytes);
+            if self.tap_out.len() >= TAP_BATCH {
+                self.flush_tap();
+            }
             if n < buf.len() {
                 return Ok(true);
             }
@@ -357,6 +377,7 @@ impl Session {
         let bytes = &buf[..n];
         self.pending_input.extend_from_slice(bytes);
         self.flush_input()?;
+        self.flush_tap();
         self.tap.send(Tapped::Input(bytes.to_vec()));
         Ok(true)
     }
@@ -365,9 +386,18 @@ impl Session {
     fn take_injected(&mut self) -> Result<(), SessionError> {
         while let Ok(data) = self.injected.try_recv() {
             self.pending_input.extend_from_slice(&data);
+            self.flush_tap();
             self.tap.send(Tapped::Input(data));
         }
         self.flush_input()
+    }
+
+    /// Hands the output gathered for the tap over to it.
+    fn flush_tap(&mut self) {
+        if !self.tap_out.is_empty() {
+            let batch = std::mem::replace(&mut self.tap_out, Vec::with_capacity(TAP_BATCH));
+            self.tap.send(Tapped::Output(batch));
+        }
     }
 
     /// Writes pending input to the child as far as it takes it.
@@ -409,6 +439,7 @@ impl Session {
                     .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
                 {
                     self.master.resize(size)?;
+                    self.flush_tap();
                     self.tap.send(Tapped::Resize {
                         cols: size.cols,
                         rows: size.rows,
