@@ -286,3 +286,53 @@ fn no_broker_starts_none() {
     assert!(!socket(&dir).exists());
     assert!(brokers_of(&dir).is_empty());
 }
+
+#[test]
+fn a_killed_wrapper_s_session_disappears_and_the_relay_buffer_stays() {
+    let dir = TempDir::new();
+    let _brokers = Brokers(&dir);
+    let mut broker = start_broker(&dir);
+    let mut alpha = Spawn::wrapper(
+        &dir,
+        [
+            "--name",
+            "alpha",
+            "--preset",
+            "python",
+            "--",
+            python(),
+            "-i",
+            "-q",
+        ],
+    )
+    .start();
+    alpha.expect(">>> ");
+    alpha.send("print('kept')\r");
+    alpha.expect("kept\r\n>>> ");
+    settle("alpha's turn reported", || {
+        sessions(&dir).iter().any(|s| s.turns == 1)
+    });
+    let mut client = client(&dir);
+    client
+        .request(|id| Message::Capture {
+            id,
+            session: "alpha".into(),
+        })
+        .unwrap();
+
+    support::signal_pid(alpha.pid(), nix::sys::signal::Signal::SIGKILL);
+    settle("alpha's session is gone", || sessions(&dir).is_empty());
+    let out = dir.join("relayed.txt");
+    client
+        .request(|id| Message::Deliver {
+            id,
+            sink: "file".into(),
+            session: None,
+            path: Some(out.to_str().unwrap().into()),
+            format: Default::default(),
+        })
+        .unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"kept\r\n");
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+}
