@@ -19,15 +19,14 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clippy_benches::wrapper::{
     ECHO_SCRIPT, EchoSession, Error, READ_CHUNK, TERMINAL_SIZE, Transfer, command, drain, median,
     percentile, sgr_text,
 };
+use clippy_benches::{Scratch, build_release, target_dir};
 
 /// Size of the file `cat` prints.
 const FILE_BYTES: usize = 64 << 20;
@@ -57,62 +56,6 @@ impl Subject {
     }
 }
 
-/// A scratch directory (mode 0700) removed when dropped: the wrapper's runtime dir and the input.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn create() -> Result<Self, Error> {
-        // tmpfs like /run/user/UID, so the wrapper's spool writes cost what they cost there.
-        let base = Path::new("/dev/shm");
-        let base = if base.is_dir() {
-            base.to_owned()
-        } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!("clippy-wrapper-bench-{}", std::process::id()));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-/// The cargo target directory (honours `CARGO_TARGET_DIR`, relative to the workspace root).
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => workspace_root().join(dir),
-        None => workspace_root().join("target"),
-    }
-}
-
-/// Builds `clippy-session` in release mode and returns its path.
-fn build_wrapper() -> Result<PathBuf, Error> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("wrapper bench: cargo build --release -p clippy-session");
-    let status = Command::new(cargo)
-        .args(["build", "--release", "-p", "clippy-session"])
-        .current_dir(workspace_root())
-        .status()?;
-    if !status.success() {
-        return Err(format!("building clippy-session failed ({status})").into());
-    }
-    let path = target_dir().join("release").join("clippy-session");
-    if !path.is_file() {
-        return Err(format!("{} was not built", path.display()).into());
-    }
-    Ok(path)
-}
-
 fn main() {
     if let Err(e) = run() {
         eprintln!("wrapper bench: {e}");
@@ -122,8 +65,9 @@ fn main() {
 
 fn run() -> Result<(), Error> {
     let started = Instant::now();
-    let wrapper = build_wrapper()?;
-    let scratch = Scratch::create()?;
+    let wrapper = build_release("wrapper bench", "clippy-session")?;
+    // tmpfs like /run/user/UID, so the wrapper's spool writes cost what they cost there.
+    let scratch = Scratch::create("clippy-wrapper-bench")?;
     let subjects = [
         Subject {
             label: "A raw relay (cat on our PTY)",
@@ -142,8 +86,8 @@ fn run() -> Result<(), Error> {
         },
     ];
 
-    let throughput = throughput(&subjects, &scratch.0)?;
-    let latency = latency(&subjects, &scratch.0)?;
+    let throughput = throughput(&subjects, scratch.path())?;
+    let latency = latency(&subjects, scratch.path())?;
     drop(scratch);
 
     let report = report(&subjects, &throughput, &latency, started.elapsed());

@@ -11,13 +11,18 @@
 //! of line assembly and prompt matching; `memchr` is about as fast as any pass over the bytes can go.
 //!
 //! [`wrapper`] holds the workloads of the wrapper benchmark (`benches/wrapper.rs`): bytes through
-//! a PTY with and without `clippy-session` in the way, and keystroke round trips.
+//! a PTY with and without `clippy-session` in the way, and keystroke round trips. [`broker`]
+//! holds those of the broker benchmark (`benches/broker.rs`): request round trips to a real
+//! `clippy-broker` and to a bare Unix-socket server.
 
 use std::io;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use clippy_turn::{DetectorConfig, Preset, TurnDetector};
 
+pub mod broker;
 pub mod wrapper;
 
 /// How much of each input the benchmarks feed: 4 MiB.
@@ -185,6 +190,78 @@ pub fn tui_output(dir: &Path, len: usize) -> io::Result<Vec<u8>> {
         out.extend_from_slice(&once);
     }
     Ok(out)
+}
+
+/// The workspace root: this crate's parent directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The cargo target directory (honours `CARGO_TARGET_DIR`, relative to the workspace root).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+/// Builds the binary `package` (a workspace binary crate named like its binary) in release mode
+/// with the cargo running the bench (`$CARGO`), and returns its path. `bench` names the caller in
+/// the progress line.
+///
+/// # Errors
+/// When cargo cannot run, the build fails, or the binary is not where it should be.
+pub fn build_release(bench: &str, package: &str) -> Result<PathBuf, wrapper::Error> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("{bench}: cargo build --release -p {package}");
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-p", package])
+        .current_dir(workspace_root())
+        .status()?;
+    if !status.success() {
+        return Err(format!("building {package} failed ({status})").into());
+    }
+    let path = target_dir().join("release").join(package);
+    if !path.is_file() {
+        return Err(format!("{} was not built", path.display()).into());
+    }
+    Ok(path)
+}
+
+/// A scratch directory (mode 0700) on tmpfs when there is one (`/dev/shm`, like
+/// `/run/user/UID`), removed with its contents when dropped.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Creates `<tmpfs>/<name>-<pid>`.
+    ///
+    /// # Errors
+    /// When the directory cannot be created (it must not exist).
+    pub fn create(name: &str) -> io::Result<Self> {
+        let base = Path::new("/dev/shm");
+        let base = if base.is_dir() {
+            base.to_owned()
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!("{name}-{}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(Scratch(dir))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Feeds `bytes` in [`CHUNK`]-byte pieces to a new detector for `preset`, as a session would;

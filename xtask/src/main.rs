@@ -5,9 +5,11 @@
 //! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20).
 //! - `bench [CRITERION ARGS…]` — the criterion bench (`cargo bench -p clippy-benches --bench
 //!   detector`), then the wrapper bench (`--bench wrapper`: throughput and keystroke latency of
-//!   `clippy-session` against raw PTY relays); prints a table of detector vs baseline ratios
-//!   (also written to `target/bench-report.md`) and the wrapper bench's table (which it writes to
-//!   `target/wrapper-bench.md` itself).
+//!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
+//!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
+//!   servers); prints a table of detector vs baseline ratios (also written to
+//!   `target/bench-report.md`), then the wrapper and broker benches' reports (which they write to
+//!   `target/wrapper-bench.md` and `target/broker-bench.md` themselves).
 //!
 //! Plain `std::process::Command`s and no argument-parsing crate: the commands are few, and a
 //! chore runner should build in seconds.
@@ -24,7 +26,7 @@ usage: cargo xtask <command>
 commands:
   ci                       fmt --check, clippy -D warnings, tests, fuzz smoke
   fuzz [--smoke] [SECONDS] run every fuzz target for SECONDS (default 60, --smoke: 20)
-  bench [ARGS...]          detector bench [-- ARGS], wrapper bench, then their tables
+  bench [ARGS...]          detector bench [-- ARGS], wrapper and broker benches, their tables
 ";
 
 /// Seconds per fuzz target in a smoke run.
@@ -225,8 +227,8 @@ fn fuzz(secs: u64, required: bool) -> Result {
     Ok(())
 }
 
-/// The criterion bench (with `extra` as its arguments), then the wrapper bench (which takes
-/// none); then both tables.
+/// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
+/// (which take none); then the three tables.
 fn bench(extra: &[String]) -> Result {
     let root = root();
     let mut cmd = cargo(
@@ -238,11 +240,17 @@ fn bench(extra: &[String]) -> Result {
     }
     run(cmd)?;
     let wrapper_path = target_dir().join("wrapper-bench.md");
+    let broker_path = target_dir().join("broker-bench.md");
     // A table left by an earlier run must not pass for this run's.
     let _ = std::fs::remove_file(&wrapper_path);
+    let _ = std::fs::remove_file(&broker_path);
     run(cargo(
         &root,
         &["bench", "-p", "clippy-benches", "--bench", "wrapper"],
+    ))?;
+    run(cargo(
+        &root,
+        &["bench", "-p", "clippy-benches", "--bench", "broker"],
     ))?;
     let results = read_criterion(&target_dir().join("criterion"))?;
     let report = report(&results)?;
@@ -251,9 +259,11 @@ fn bench(extra: &[String]) -> Result {
     std::fs::write(&path, &report)
         .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("xtask: wrote {}", path.display());
-    let wrapper = std::fs::read_to_string(&wrapper_path)
-        .map_err(|e| Failure::other(format!("cannot read {}: {e}", wrapper_path.display())))?;
-    print!("\n{wrapper}");
+    for path in [&wrapper_path, &broker_path] {
+        let table = std::fs::read_to_string(path)
+            .map_err(|e| Failure::other(format!("cannot read {}: {e}", path.display())))?;
+        print!("\n{table}");
+    }
     Ok(())
 }
 
