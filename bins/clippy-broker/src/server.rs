@@ -388,7 +388,7 @@ impl Server {
                                 Level::Debug,
                                 &format!(
                                     "connection {id}: {} (id {})",
-                                    crate::state::kind(&message),
+                                    message.kind(),
                                     message.id()
                                 ),
                             );

@@ -368,7 +368,7 @@ impl State {
                         ErrorReason::NotAllowed,
                         format!(
                             "the first message must be hello, not {}; closing",
-                            kind(&other)
+                            other.kind()
                         ),
                     ),
                 ),
@@ -397,7 +397,7 @@ impl State {
                 ErrorReason::NotAllowed,
                 format!(
                     "{} is for wrappers; this connection said hello as a client",
-                    kind(&msg)
+                    msg.kind()
                 ),
             ));
         }
@@ -482,7 +482,7 @@ impl State {
             | Message::Error { .. }
             | Message::Inject { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
-                format!("{} is sent by the broker, not to it", kind(&reply)),
+                format!("{} is sent by the broker, not to it", reply.kind()),
             )),
         }
     }
@@ -870,33 +870,6 @@ fn wire_meta(meta: &TurnMeta) -> WireTurnMeta {
         cwd: meta.cwd.clone(),
         input: meta.input.clone(),
         spool_span: meta.spool_span,
-    }
-}
-
-/// A message's `type` as on the wire, for error messages and logs.
-pub(crate) fn kind(msg: &Message) -> &'static str {
-    match msg {
-        Message::Hello { .. } => "hello",
-        Message::Register { .. } => "register",
-        Message::Deregister { .. } => "deregister",
-        Message::TurnCompleted { .. } => "turn_completed",
-        Message::BracketedPaste { .. } => "bracketed_paste",
-        Message::Capture { .. } => "capture",
-        Message::CaptureById { .. } => "capture_by_id",
-        Message::Paste { .. } => "paste",
-        Message::Deliver { .. } => "deliver",
-        Message::ListSessions { .. } => "list_sessions",
-        Message::GetTurn { .. } => "get_turn",
-        Message::ListTurns { .. } => "list_turns",
-        Message::HelloAck { .. } => "hello_ack",
-        Message::Done { .. } => "done",
-        Message::TurnRecorded { .. } => "turn_recorded",
-        Message::Captured { .. } => "captured",
-        Message::Sessions { .. } => "sessions",
-        Message::Turn { .. } => "turn",
-        Message::Turns { .. } => "turns",
-        Message::Error { .. } => "error",
-        Message::Inject { .. } => "inject",
     }
 }
 

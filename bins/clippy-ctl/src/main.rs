@@ -11,7 +11,6 @@ mod config;
 mod error;
 mod exit;
 mod output;
-mod time;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

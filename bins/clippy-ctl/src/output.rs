@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::commands::{BrokerState, Report, Status};
 use crate::error::{CtlError, START_HINT};
 use crate::exit::reason;
-use crate::time::iso8601_utc;
+use clippy_proto::iso8601_utc;
 
 /// The program name that prefixes messages on stderr.
 const PROGRAM: &str = "clippy-ctl";

@@ -27,6 +27,7 @@ mod client;
 mod codec;
 mod error;
 mod message;
+mod time;
 
 pub use client::{Client, socket_path};
 pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
@@ -34,3 +35,4 @@ pub use error::{ErrorReason, ProtoError};
 pub use message::{
     Format, Message, PROTOCOL_VERSION, Role, SessionInfo, SessionSummary, TurnData, TurnMeta,
 };
+pub use time::iso8601_utc;

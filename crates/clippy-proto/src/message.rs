@@ -357,6 +357,34 @@ impl Message {
         "inject",
     ];
 
+    /// The message's `type` as on the wire (for logs and errors: the whole message may hold
+    /// megabytes).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Hello { .. } => "hello",
+            Self::Register { .. } => "register",
+            Self::Deregister { .. } => "deregister",
+            Self::TurnCompleted { .. } => "turn_completed",
+            Self::BracketedPaste { .. } => "bracketed_paste",
+            Self::Capture { .. } => "capture",
+            Self::CaptureById { .. } => "capture_by_id",
+            Self::Paste { .. } => "paste",
+            Self::Deliver { .. } => "deliver",
+            Self::ListSessions { .. } => "list_sessions",
+            Self::GetTurn { .. } => "get_turn",
+            Self::ListTurns { .. } => "list_turns",
+            Self::HelloAck { .. } => "hello_ack",
+            Self::Done { .. } => "done",
+            Self::TurnRecorded { .. } => "turn_recorded",
+            Self::Captured { .. } => "captured",
+            Self::Sessions { .. } => "sessions",
+            Self::Turn { .. } => "turn",
+            Self::Turns { .. } => "turns",
+            Self::Error { .. } => "error",
+            Self::Inject { .. } => "inject",
+        }
+    }
+
     /// The message's `id`.
     pub fn id(&self) -> u32 {
         match self {

@@ -144,8 +144,16 @@ fn every_message_round_trips() {
     let messages = every_message();
     let kinds: std::collections::BTreeSet<&str> = Message::TYPES.iter().copied().collect();
     assert_eq!(messages.len(), kinds.len(), "one example per type");
+    let named: std::collections::BTreeSet<&str> = messages.iter().map(Message::kind).collect();
+    assert_eq!(named, kinds, "`kind()` names every type, as on the wire");
     for message in messages {
         let frame = encode(&message).unwrap();
+        let text = String::from_utf8_lossy(&frame);
+        assert!(
+            text.contains(message.kind()),
+            "{} is written as its type",
+            message.kind()
+        );
         let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
         assert_eq!(len, frame.len() - 4);
         assert_eq!(decode(&frame[4..]).unwrap(), message);

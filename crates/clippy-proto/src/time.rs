@@ -1,6 +1,11 @@
-//! Unix milliseconds as ISO-8601 UTC (`2024-05-01T12:34:56.789Z`), without a date crate.
+//! Unix milliseconds — the protocol's timestamps — as ISO-8601 UTC (`2024-05-01T12:34:56.789Z`),
+//! without a date crate.
 
 /// Formats `ms` since the Unix epoch as ISO-8601 UTC with milliseconds.
+///
+/// ```
+/// assert_eq!(clippy_proto::iso8601_utc(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+/// ```
 pub fn iso8601_utc(ms: u64) -> String {
     let secs = ms / 1000;
     let millis = ms % 1000;
