@@ -131,6 +131,35 @@ pub enum SpoolError {
         /// The OS error.
         source: io::Error,
     },
+
+    /// Reading the spool failed.
+    #[error("cannot read spool {}: {source}", .path.display())]
+    Read {
+        /// The spool file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+
+    /// A cursor past the end of the spool (cursors only come from this spool's reads and waits).
+    #[error("cursor {cursor} is past the end of spool {} ({size} bytes)", .path.display())]
+    CursorBeyondEnd {
+        /// The spool file.
+        path: PathBuf,
+        /// The cursor given.
+        cursor: u64,
+        /// The spool's size.
+        size: u64,
+    },
+
+    /// A pattern for a scan that cannot be used.
+    #[error("invalid pattern {pattern:?}: {reason}")]
+    InvalidPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 fn display_opt(path: Option<&Path>) -> String {

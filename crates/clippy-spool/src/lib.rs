@@ -1,11 +1,13 @@
 //! A session's spool: the append-only file of everything the child printed, with line endings
 //! normalised to `\n`, under `$XDG_RUNTIME_DIR/clippy/sessions/<id>/output.spool`.
 //!
-//! A cursor is a byte offset into the spool file; the broker's `read` and `wait_for` scan the
-//! file from a cursor and return a `resume_cursor` (SPEC §6, seeds/002). This crate has the
-//! writer half, used by the wrapper: [`SpoolDir`] makes the private folder, [`SpoolWriter`]
-//! appends output as it arrives and maps raw stream offsets (what the turn detector counts) to
-//! spool offsets (what cursors count).
+//! A cursor is a byte offset into the spool file; reads and waits take a cursor and return the
+//! one `resume_cursor` to continue from (SPEC §6, seeds/002). The writer half is used by the
+//! wrapper: [`SpoolDir`] makes the private folder, [`SpoolWriter`] appends output as it arrives
+//! and maps raw stream offsets (what the turn detector counts) to spool offsets (what cursors
+//! count). The reader half is for whoever serves cursors: [`read`] returns bytes at a cursor,
+//! and a [`Scanner`] finds a pattern in the ANSI-stripped text from a cursor on, never skipping
+//! a match, with its span in spool offsets.
 //!
 //! Why the writer is shaped like this: the wrapper forwards every byte to the user first and
 //! must never wait on the spool, and readers in other processes follow the file by cursor. So
@@ -16,8 +18,12 @@
 
 mod dir;
 mod error;
+mod reader;
+mod scanner;
 mod writer;
 
 pub use dir::{DIR_MODE, FILE_MODE, SPOOL_FILE_NAME, SpoolDir, runtime_dir_from_env, session_dir};
 pub use error::SpoolError;
+pub use reader::{Chunk, read};
+pub use scanner::{MAX_MATCH_BYTES, Match, Pattern, Scanner};
 pub use writer::{CRLF_MEMORY, SpoolWriter};
