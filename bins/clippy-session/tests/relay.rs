@@ -82,6 +82,26 @@ impl Drop for Brokers<'_> {
     }
 }
 
+/// A wrapped Python REPL named `name`, at its first prompt.
+fn python_session(dir: &TempDir, name: &str) -> support::Term {
+    let mut term = Spawn::wrapper(
+        dir,
+        [
+            "--name",
+            name,
+            "--preset",
+            "python",
+            "--",
+            python(),
+            "-i",
+            "-q",
+        ],
+    )
+    .start();
+    term.expect(">>> ");
+    term
+}
+
 fn start_broker(dir: &TempDir) -> Child {
     let mut command = Command::new(broker_bin());
     command
@@ -100,21 +120,7 @@ fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste(
     let dir = TempDir::new();
     let _brokers = Brokers(&dir);
     // No broker runs: the first session starts one.
-    let mut alpha = Spawn::wrapper(
-        &dir,
-        [
-            "--name",
-            "alpha",
-            "--preset",
-            "python",
-            "--",
-            python(),
-            "-i",
-            "-q",
-        ],
-    )
-    .start();
-    alpha.expect(">>> ");
+    let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('line one'); print('line two')\r");
     alpha.expect("line two\r\n>>> ");
     let dump = dir.join("pasted");
@@ -292,21 +298,7 @@ fn a_killed_wrapper_s_session_disappears_and_the_relay_buffer_stays() {
     let dir = TempDir::new();
     let _brokers = Brokers(&dir);
     let mut broker = start_broker(&dir);
-    let mut alpha = Spawn::wrapper(
-        &dir,
-        [
-            "--name",
-            "alpha",
-            "--preset",
-            "python",
-            "--",
-            python(),
-            "-i",
-            "-q",
-        ],
-    )
-    .start();
-    alpha.expect(">>> ");
+    let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('kept')\r");
     alpha.expect("kept\r\n>>> ");
     settle("alpha's turn reported", || {
