@@ -375,7 +375,9 @@ struct Feed<'a> {
 
 impl Feed<'_> {
     /// Brings the tail and the turn buffer up to stream offset `upto` (within this chunk).
+    /// Offsets past this chunk (or before what was already taken) are clamped.
     fn sync(&mut self, upto: u64) {
+        let upto = upto.min(self.base + self.chunk.len() as u64);
         let core = &mut *self.core;
         if upto <= core.synced {
             return;
@@ -444,10 +446,7 @@ impl Feed<'_> {
 
     /// Ends the running turn at stream offset `end`, reporting it if the agent said anything.
     fn finish(&mut self, end: u64) {
-        self.sync(
-            end.max(self.core.synced)
-                .min(self.base + self.chunk.len() as u64),
-        );
+        self.sync(end);
         let core = &mut *self.core;
         let Some(mut turn) = core.turn.take() else {
             return;
@@ -499,11 +498,7 @@ impl Feed<'_> {
 
     /// The content begins at `start`: what the turn buffer holds before it joins the preamble.
     fn confirm_content(&mut self, start: u64) {
-        self.sync(
-            start
-                .max(self.core.synced)
-                .min(self.base + self.chunk.len() as u64),
-        );
+        self.sync(start);
         let Some(turn) = &mut self.core.turn else {
             return;
         };
