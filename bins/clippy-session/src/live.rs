@@ -187,10 +187,8 @@ fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
         clippy_spool::runtime_dir_from_env().map_err(|e| SessionError::Usage(e.to_string()))?;
     let mut last = None;
     for bump in 0..64 {
+        // Creation is exclusive: a taken ID fails and the next one is tried.
         let id = crate::session_id::generate(bump);
-        if clippy_spool::session_dir(&runtime, &id).exists() {
-            continue;
-        }
         match SpoolDir::create(&runtime, &id).and_then(SpoolWriter::create) {
             Ok(spool) => return Ok((spool, id)),
             Err(e) => last = Some(e),
