@@ -128,6 +128,9 @@ pub struct Server {
     /// Connections that used their read budget and have more to read.
     pending_reads: Vec<ConnId>,
     scratch: Vec<u8>,
+    /// The state machine's clock: Unix milliseconds at start, advanced by a monotonic clock (so
+    /// wait deadlines do not move when the wall clock is set).
+    started: (Instant, u64),
 }
 
 impl Server {
@@ -186,6 +189,7 @@ impl Server {
             config,
             pending_reads: Vec::new(),
             scratch: vec![0; READ_CHUNK],
+            started: (Instant::now(), wall_ms()),
         })
     }
 
@@ -230,20 +234,38 @@ impl Server {
             for id in std::mem::take(&mut self.pending_reads) {
                 self.read(id);
             }
+            let expired = self.state.expire(self.now_ms());
+            self.apply(expired);
+            if self.state.has_scan_work() {
+                let scanned = self.state.continue_scans();
+                self.apply(scanned);
+            }
             self.expire_drains();
         }
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if !self.pending_reads.is_empty() {
+        if !self.pending_reads.is_empty() || self.state.has_scan_work() {
             return Some(Duration::ZERO);
         }
         let now = Instant::now();
-        self.conns
+        let drain = self
+            .conns
             .values()
             .filter_map(|c| c.draining)
             .min()
-            .map(|deadline| deadline.saturating_duration_since(now))
+            .map(|deadline| deadline.saturating_duration_since(now));
+        let wait = self
+            .state
+            .next_deadline()
+            .map(|deadline| Duration::from_millis(deadline.saturating_sub(self.now_ms())));
+        drain.into_iter().chain(wait).min()
+    }
+
+    /// The state machine's clock (see `started`).
+    fn now_ms(&self) -> u64 {
+        let (at, wall) = self.started;
+        wall.saturating_add(u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX))
     }
 
     /// The first stopping signal among those delivered; others are logged and ignored.
@@ -393,7 +415,8 @@ impl Server {
                                 ),
                             );
                         }
-                        self.state.handle(id, message, now_ms())
+                        let now = self.now_ms();
+                        self.state.handle(id, message, now)
                     }
                     Err(e) => self.state.decode_failed(id, &e),
                 },
@@ -703,7 +726,7 @@ fn token(id: ConnId) -> Token {
     Token(usize::try_from(id.0).unwrap_or(usize::MAX))
 }
 
-fn now_ms() -> u64 {
+fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clippy_proto::{
-    ErrorReason, Format as WireFormat, Message, PROTOCOL_VERSION, ProtoError, Role, SessionInfo,
-    SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+    ErrorReason, Format as WireFormat, Message, PROTOCOL_VERSION, PatternKind, ProtoError, Role,
+    SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
     CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
@@ -26,6 +26,12 @@ use clippy_registry::{
 };
 
 use crate::log::Level;
+
+mod spool_ops;
+
+pub use spool_ops::{
+    DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, DiskSpoolFiles, MAX_READ_BYTES, MAX_WAIT_MS, SpoolFiles,
+};
 
 /// How many ended sessions are remembered, to say "it ended" rather than "never heard of it".
 const DEPARTED_MEMORY: usize = 1024;
@@ -108,6 +114,9 @@ fn refuse(reason: ErrorReason, message: impl Into<String>) -> Refusal {
 enum Outcome {
     Reply(Message),
     Deliver(Delivery),
+    /// A wait was parked (or already answered): its reply comes when it is satisfied or times
+    /// out.
+    Parked,
 }
 
 /// A registered session.
@@ -116,6 +125,8 @@ struct SessionEntry {
     info: SessionInfo,
     /// The wrapper connection that registered it; only it may report for the session.
     owner: ConnId,
+    /// Its spool and mode, as the wrapper reports them.
+    live: spool_ops::Live,
 }
 
 /// A live connection.
@@ -137,6 +148,14 @@ pub struct State {
     /// Ids of sessions that ended (oldest first), bounded by [`DEPARTED_MEMORY`].
     departed: VecDeque<String>,
     departed_set: HashSet<String>,
+    /// Parked waits, by a key that grows (so iteration is in arrival order).
+    waiters: BTreeMap<u64, spool_ops::Waiter>,
+    next_waiter: u64,
+    /// Pattern waits with spool left to scan after a step's budget ran out.
+    scan_queue: VecDeque<u64>,
+    /// Reused buffer for spool reads.
+    scratch: Vec<u8>,
+    spool_files: Box<dyn SpoolFiles>,
 }
 
 impl State {
@@ -146,6 +165,18 @@ impl State {
     ///
     /// [`RegistryError::InvalidConfig`] when `config` is out of range.
     pub fn new(config: RegistryConfig) -> Result<State, RegistryError> {
+        Self::with_spool_files(config, Box::new(DiskSpoolFiles::default()))
+    }
+
+    /// An empty broker state that reads spools through `spool_files`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::InvalidConfig`] when `config` is out of range.
+    pub fn with_spool_files(
+        config: RegistryConfig,
+        spool_files: Box<dyn SpoolFiles>,
+    ) -> Result<State, RegistryError> {
         Ok(State {
             registry: Registry::new(config)?,
             relay: RelayBuffer::new(),
@@ -153,6 +184,11 @@ impl State {
             conns: HashMap::new(),
             departed: VecDeque::new(),
             departed_set: HashSet::new(),
+            waiters: BTreeMap::new(),
+            next_waiter: 1,
+            scan_queue: VecDeque::new(),
+            scratch: Vec::new(),
+            spool_files,
         })
     }
 
@@ -192,8 +228,9 @@ impl State {
             Level::Debug,
             format!("connection {conn} closed"),
         )];
+        self.cancel_waiters_of(conn);
         for session in entry.sessions {
-            self.remove_session(&session);
+            self.remove_session(&session, &mut out);
             out.push(Action::Log(
                 Level::Info,
                 format!("session {session} gone: its wrapper's connection {conn} closed"),
@@ -322,6 +359,7 @@ impl State {
                 reply_to: conn,
                 reply_id: id,
             },
+            Ok(Outcome::Parked) => return out,
             Err(refusal) => Action::Send(conn, Message::error(id, refusal.reason, refusal.message)),
         });
         out
@@ -391,6 +429,7 @@ impl State {
                 | Message::Deregister { .. }
                 | Message::TurnCompleted { .. }
                 | Message::BracketedPaste { .. }
+                | Message::Progress { .. }
         );
         if wrapper_only && role != Role::Wrapper {
             return Err(refuse(
@@ -472,6 +511,87 @@ impl State {
                     content: format_of(format).select(record).to_vec(),
                 }))
             }
+            Message::Progress {
+                id,
+                session,
+                progress,
+            } => self.progress(conn, id, &session, progress, out),
+            Message::Read {
+                id,
+                session,
+                from_cursor,
+                max_bytes,
+            } => self.read(id, &session, from_cursor, max_bytes),
+            Message::WaitFor {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                &pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                None,
+                now_ms,
+                out,
+            ),
+            Message::WaitPrompt {
+                id,
+                session,
+                from_cursor,
+                timeout_ms,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                "",
+                PatternKind::Prompt,
+                from_cursor,
+                timeout_ms,
+                None,
+                now_ms,
+                out,
+            ),
+            Message::ExpectSend {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                data,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                &pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                Some(data),
+                now_ms,
+                out,
+            ),
+            Message::Send { session, data, .. } => self.send(&session, data),
+            Message::SessionStatus { id, session } => self.session_status(id, &session),
+            Message::Exec {
+                id,
+                session,
+                command,
+                timeout_ms,
+            } => self.exec(conn, id, &session, &command, timeout_ms, now_ms, out),
+            Message::EndSession {
+                id,
+                session,
+                force,
+                timeout_ms,
+            } => self.end_session(conn, id, &session, force, timeout_ms, now_ms, out),
             reply @ (Message::HelloAck { .. }
             | Message::Done { .. }
             | Message::TurnRecorded { .. }
@@ -479,8 +599,14 @@ impl State {
             | Message::Sessions { .. }
             | Message::Turn { .. }
             | Message::Turns { .. }
+            | Message::SpoolData { .. }
+            | Message::Matched { .. }
+            | Message::Status { .. }
+            | Message::ExecResult { .. }
+            | Message::SessionEnded { .. }
             | Message::Error { .. }
-            | Message::Inject { .. }) => Err(refuse(
+            | Message::Inject { .. }
+            | Message::Terminate { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -519,8 +645,14 @@ impl State {
                     .add_session(&session)
                     .map_err(|e| refuse(ErrorReason::MissingField, format!("register: {e}")))?;
             }
-            self.sessions
-                .insert(session.clone(), SessionEntry { info, owner: conn });
+            self.sessions.insert(
+                session.clone(),
+                SessionEntry {
+                    info,
+                    owner: conn,
+                    live: spool_ops::Live::default(),
+                },
+            );
         }
         if self.departed_set.remove(&session) {
             self.departed.retain(|s| s != &session);
@@ -558,7 +690,7 @@ impl State {
         if let Some(entry) = self.conns.get_mut(&conn) {
             entry.sessions.remove(session);
         }
-        self.remove_session(session);
+        self.remove_session(session, out);
         out.push(Action::Log(
             Level::Info,
             format!("session {session} deregistered"),
@@ -838,8 +970,9 @@ impl State {
             .map_err(|e| refuse(ErrorReason::TurnNotFound, e.to_string()))
     }
 
-    fn remove_session(&mut self, session: &str) {
-        self.sessions.remove(session);
+    fn remove_session(&mut self, session: &str, out: &mut Vec<Action>) {
+        let spool = self.sessions.remove(session).and_then(|e| e.info.spool);
+        self.fail_waiters_of(session, spool.as_deref(), out);
         self.registry.remove_session(session);
         if self.departed_set.insert(session.to_owned()) {
             self.departed.push_back(session.to_owned());
@@ -881,7 +1014,7 @@ mod tests {
 
     use super::*;
 
-    const NOW: u64 = 1_700_000_000_000;
+    pub(super) const NOW: u64 = 1_700_000_000_000;
 
     fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
         State::new(RegistryConfig {
@@ -896,7 +1029,7 @@ mod tests {
     }
 
     /// The messages sent to `conn` by `actions`, ignoring logs.
-    fn sent_to(actions: &[Action], conn: ConnId) -> Vec<Message> {
+    pub(super) fn sent_to(actions: &[Action], conn: ConnId) -> Vec<Message> {
         actions
             .iter()
             .filter_map(|a| match a {
@@ -911,7 +1044,7 @@ mod tests {
     }
 
     /// Sends `msg` and returns the one reply; fails on a close.
-    fn req(st: &mut State, conn: ConnId, msg: Message) -> Message {
+    pub(super) fn req(st: &mut State, conn: ConnId, msg: Message) -> Message {
         let actions = st.handle(conn, msg, NOW);
         assert!(!closes(&actions, conn), "unexpected close: {actions:?}");
         let replies = sent_to(&actions, conn);
@@ -920,7 +1053,7 @@ mod tests {
     }
 
     /// Sends `msg`, expects an error reply, returns its reason and message.
-    fn refused(st: &mut State, conn: ConnId, msg: Message) -> (ErrorReason, String) {
+    pub(super) fn refused(st: &mut State, conn: ConnId, msg: Message) -> (ErrorReason, String) {
         match req(st, conn, msg) {
             Message::Error {
                 reason, message, ..
@@ -929,7 +1062,7 @@ mod tests {
         }
     }
 
-    fn connect(st: &mut State, n: u64, role: Role) -> ConnId {
+    pub(super) fn connect(st: &mut State, n: u64, role: Role) -> ConnId {
         let conn = ConnId(n);
         st.connection_opened(conn, true);
         let reply = req(
@@ -951,7 +1084,7 @@ mod tests {
         conn
     }
 
-    fn info(session: &str, name: Option<&str>, bracketed: bool) -> SessionInfo {
+    pub(super) fn info(session: &str, name: Option<&str>, bracketed: bool) -> SessionInfo {
         SessionInfo {
             session: session.into(),
             name: name.map(Into::into),
@@ -959,6 +1092,7 @@ mod tests {
             command: vec!["agent".into(), "--flag".into()],
             preset: "claude".into(),
             bracketed_paste: bracketed,
+            spool: Some(format!("/spools/{session}")),
         }
     }
 
@@ -973,7 +1107,7 @@ mod tests {
         )
     }
 
-    fn wrapper(st: &mut State, n: u64, session: &str, name: Option<&str>) -> ConnId {
+    pub(super) fn wrapper(st: &mut State, n: u64, session: &str, name: Option<&str>) -> ConnId {
         let conn = connect(st, n, Role::Wrapper);
         assert_eq!(
             register(st, conn, info(session, name, false)),
@@ -997,7 +1131,13 @@ mod tests {
         }
     }
 
-    fn report(st: &mut State, conn: ConnId, session: &str, seq: u64, content: &str) -> Message {
+    pub(super) fn report(
+        st: &mut State,
+        conn: ConnId,
+        session: &str,
+        seq: u64,
+        content: &str,
+    ) -> Message {
         req(
             st,
             conn,
@@ -1059,7 +1199,7 @@ mod tests {
     }
 
     /// The one delivery in `actions`.
-    fn delivery(actions: &[Action]) -> (&Delivery, ConnId, u32) {
+    pub(super) fn delivery(actions: &[Action]) -> (&Delivery, ConnId, u32) {
         let found: Vec<_> = actions
             .iter()
             .filter_map(|a| match a {
@@ -1196,6 +1336,7 @@ mod tests {
                     id: got,
                     reason: ErrorReason::NotAllowed,
                     message,
+                    ..
                 } => {
                     assert_eq!(got, id);
                     assert!(message.contains("for wrappers"), "{message}");
@@ -1234,6 +1375,7 @@ mod tests {
                 id: 7,
                 reason: ErrorReason::Busy,
                 message: String::new(),
+                resume_cursor: None,
             },
             Message::Inject {
                 id: 0,
@@ -1284,6 +1426,7 @@ mod tests {
                     id: 8,
                     reason: ErrorReason::MissingField,
                     message,
+                    ..
                 },
             ] => assert!(message.contains("session"), "{message}"),
             other => panic!("{other:?}"),
@@ -1980,6 +2123,7 @@ mod tests {
                         id: 8,
                         reason,
                         message,
+                        ..
                     },
                 ] => {
                     assert_eq!(*reason, expected);

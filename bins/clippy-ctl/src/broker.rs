@@ -62,6 +62,15 @@ impl Broker {
         })
     }
 
+    /// Lets replies take up to `wait` (a wait request's own deadline plus a grace period).
+    pub fn allow_reply_after(&mut self, wait: Duration) -> Result<(), CtlError> {
+        self.client
+            .set_read_timeout(Some(wait.max(self.timeout)))
+            .map_err(|err| classify(err, &self.socket, self.timeout))?;
+        self.timeout = wait.max(self.timeout);
+        Ok(())
+    }
+
     /// Sends the request `make(id)` and returns its reply (an `error` reply is an error).
     pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, CtlError> {
         self.client
@@ -80,7 +89,15 @@ fn no_answer(socket: &Path, timeout: Duration) -> CtlError {
 /// What a protocol-level failure means for the user.
 fn classify(err: ProtoError, socket: &Path, timeout: Duration) -> CtlError {
     match err {
-        ProtoError::Broker { reason, message } => CtlError::Broker { reason, message },
+        ProtoError::Broker {
+            reason,
+            message,
+            resume_cursor,
+        } => CtlError::Broker {
+            reason,
+            message,
+            resume_cursor,
+        },
         ProtoError::NoRuntimeDir => CtlError::NoRuntimeDir,
         ProtoError::Io { source, .. }
             if matches!(source.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
@@ -162,7 +179,8 @@ mod tests {
             classify(
                 ProtoError::Broker {
                     reason: ErrorReason::BufferEmpty,
-                    message: "m".into()
+                    message: "m".into(),
+                    resume_cursor: None,
                 },
                 &sock(),
                 t

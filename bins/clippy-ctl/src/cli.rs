@@ -31,7 +31,8 @@ pub struct Cli {
     /// The broker's socket [default: $XDG_RUNTIME_DIR/clippy/broker.sock].
     #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
-    /// How long connecting to the broker and waiting for each reply may take, in milliseconds.
+    /// How long connecting to the broker and waiting for each reply may take, in milliseconds;
+    /// for wait-for, wait-prompt, expect-send, exec and end-session: how long to wait.
     #[arg(
         long,
         global = true,
@@ -104,8 +105,15 @@ pub enum Command {
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
     },
-    /// Whether the broker answers, its protocol version, its sessions and turns.
-    Status,
+    /// Without SESSION: whether the broker answers, its protocol version, its sessions and turns.
+    /// With SESSION: its mode (idle, busy, starting), cursors, current and last turn.
+    Status {
+        /// Session id, unique id prefix, or name.
+        session: Option<String>,
+    },
+    /// The spool commands.
+    #[command(flatten)]
+    Spool(SpoolCommand),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -118,6 +126,115 @@ pub enum Command {
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
+}
+
+/// The commands over a session's spool and terminal (CONTRACTS/SPOOL.md).
+#[derive(Debug, Subcommand)]
+pub enum SpoolCommand {
+    /// Write a session's spool (its output, line endings as \n) from a cursor to stdout; the
+    /// cursors go to stderr.
+    Read {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// Where to start: a resume_cursor from an earlier read or wait.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+        /// Read at most N bytes (at most 1 MiB).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+        max_bytes: Option<u32>,
+    },
+    /// Wait until PATTERN appears in a session's output (escapes stripped) at or after a cursor;
+    /// print the resume_cursor. --timeout is how long to wait.
+    WaitFor {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The text to find (a regex with --regex).
+        pattern: String,
+        #[command(flatten)]
+        kind: PatternArgs,
+        /// Where to start looking.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Wait until the session is back at a prompt that begins at or after a cursor; print the
+    /// resume_cursor. --timeout is how long to wait.
+    WaitPrompt {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The prompt must begin at or after this cursor.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Type DATA into a session. Escapes: \r (Enter), \n, \t, \e (Esc), \a, \b, \0, \\, \xHH
+    /// (\x03 is Ctrl+C).
+    Send {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The bytes to type, with escapes.
+        data: String,
+        /// Append Enter (\r).
+        #[arg(long)]
+        enter: bool,
+    },
+    /// Wait for PATTERN, then type DATA at once: nothing else is written to the session in
+    /// between. Prints the resume_cursor of the match.
+    ExpectSend {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The text to find (a regex with --regex).
+        pattern: String,
+        /// The bytes to type on the match, with escapes as for send.
+        data: String,
+        #[command(flatten)]
+        kind: PatternArgs,
+        /// Append Enter (\r) to DATA.
+        #[arg(long)]
+        enter: bool,
+        /// Where to start looking.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Run COMMAND in a session idle at its prompt and print its output (stdout) and its turn,
+    /// exit code and cwd (stderr). Refused with `busy` while a turn runs. --timeout is how long
+    /// to wait for the prompt after it.
+    Exec {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The command line (several words are joined with spaces).
+        #[arg(required = true, num_args = 1.., value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Interrupt what runs in a session (Ctrl+C) and wait for its prompt. --timeout is how long
+    /// to wait.
+    EndSession {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// If no prompt comes in time, kill the child's process group (the session ends).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// `--regex` / `--literal`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct PatternArgs {
+    /// PATTERN is a regular expression (Rust regex syntax, multi-line: ^ and $ match at lines).
+    #[arg(long, conflicts_with = "literal")]
+    pub regex: bool,
+    /// PATTERN is literal text (the default).
+    #[arg(long)]
+    pub literal: bool,
+}
+
+impl PatternArgs {
+    /// The wire kind.
+    pub fn kind(self) -> clippy_proto::PatternKind {
+        if self.regex {
+            clippy_proto::PatternKind::Regex
+        } else {
+            clippy_proto::PatternKind::Literal
+        }
+    }
 }
 
 /// `--format`.

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory;
-use clippy_proto::{Format, Message, PROTOCOL_VERSION, SessionSummary, TurnMeta};
+use clippy_proto::{Format, Message, PROTOCOL_VERSION, SessionState, SessionSummary, TurnMeta};
 
 use crate::broker::{Broker, resolve_socket, unexpected};
 use crate::cli::{Cli, Command, FormatArg, SinkArg};
 use crate::config::Config;
 use crate::error::CtlError;
+use crate::spool::{Executed, Found};
 
 /// What a command found out, ready to render.
 #[derive(Debug)]
@@ -60,6 +61,37 @@ pub enum Report {
     },
     /// `status`.
     Status(Status),
+    /// `status SESSION`.
+    SessionStatus(SessionState),
+    /// `read`.
+    SpoolData {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Where they start.
+        cursor: u64,
+        /// Where the next read starts.
+        resume_cursor: u64,
+    },
+    /// `wait-for`, `wait-prompt`, `expect-send`.
+    Found(Found),
+    /// `send`.
+    Sent {
+        /// The target session as given.
+        session: String,
+        /// How many bytes were typed.
+        bytes: usize,
+    },
+    /// `exec`.
+    Executed(Executed),
+    /// `end-session`.
+    Ended {
+        /// The session as given.
+        session: String,
+        /// `idle`, `interrupted` or `killed`.
+        outcome: String,
+        /// The spool size then.
+        resume_cursor: u64,
+    },
     /// `completions`.
     Completions {
         /// The shell.
@@ -203,7 +235,11 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 other => Err(unexpected("deliver", &other)),
             }
         }
-        Command::Status => status(cli.socket.as_deref(), timeout),
+        Command::Status { session: None } => status(cli.socket.as_deref(), timeout),
+        Command::Status {
+            session: Some(session),
+        } => crate::spool::session_status(&connect, session),
+        Command::Spool(command) => crate::spool::run(command, timeout, &connect),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man { command } => man(command.as_deref()),
     }

@@ -85,6 +85,7 @@ mod tests {
         CtlError::Broker {
             reason,
             message: String::new(),
+            resume_cursor: None,
         }
     }
 

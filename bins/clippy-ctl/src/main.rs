@@ -11,6 +11,7 @@ mod config;
 mod error;
 mod exit;
 mod output;
+mod spool;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

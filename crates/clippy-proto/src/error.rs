@@ -37,6 +37,10 @@ pub enum ErrorReason {
     SinkFailed,
     /// The first message on a connection was not `hello`, or a role sent what it may not.
     NotAllowed,
+    /// A cursor lies past the end of the session's spool.
+    InvalidCursor,
+    /// The session's spool cannot be read (its wrapper has none, or the file is gone).
+    SpoolUnavailable,
 }
 
 impl ErrorReason {
@@ -58,6 +62,8 @@ impl ErrorReason {
             Self::InvalidPattern => "invalid_pattern",
             Self::SinkFailed => "sink_failed",
             Self::NotAllowed => "not_allowed",
+            Self::InvalidCursor => "invalid_cursor",
+            Self::SpoolUnavailable => "spool_unavailable",
         }
     }
 }
@@ -130,6 +136,8 @@ pub enum ProtoError {
         reason: ErrorReason,
         /// The broker's explanation.
         message: String,
+        /// For a wait that timed out: where to resume.
+        resume_cursor: Option<u64>,
     },
     /// The broker answered with a message this request does not expect.
     #[error("unexpected reply {0}")]

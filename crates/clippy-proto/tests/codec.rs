@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, Format, FrameDecoder, MAX_FRAME, Message, ProtoError, Role, SessionInfo,
-    SessionSummary, TurnData, TurnMeta, decode, encode,
+    ErrorReason, Format, FrameDecoder, MAX_FRAME, Message, Mode, PatternKind, Progress, ProtoError,
+    Role, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -38,6 +38,7 @@ fn every_message() -> Vec<Message> {
                 command: vec!["claude".into()],
                 preset: "claude".into(),
                 bracketed_paste: true,
+                spool: Some("/run/user/1/clippy/sessions/abc/spool".into()),
             },
         },
         Message::Deregister {
@@ -96,6 +97,71 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             limit: Some(2),
         },
+        Message::Progress {
+            id: 14,
+            session: "abc".into(),
+            progress: Progress {
+                spool_size: 120,
+                mode: Mode::Idle,
+                prompts: 3,
+                inputs: 2,
+                prompt_inputs: 2,
+                prompt_cursor: Some(100),
+                exit_code: Some(1),
+                cwd: Some("/home/me".into()),
+                input: None,
+            },
+        },
+        Message::Read {
+            id: 15,
+            session: "abc".into(),
+            from_cursor: 7,
+            max_bytes: Some(100),
+        },
+        Message::WaitFor {
+            id: 16,
+            session: "abc".into(),
+            pattern: "hel+o".into(),
+            kind: PatternKind::Regex,
+            from_cursor: 0,
+            timeout_ms: Some(500),
+        },
+        Message::WaitPrompt {
+            id: 17,
+            session: "abc".into(),
+            from_cursor: 9,
+            timeout_ms: None,
+        },
+        Message::Send {
+            id: 18,
+            session: "abc".into(),
+            data: b"7\r".to_vec(),
+        },
+        Message::ExpectSend {
+            id: 19,
+            session: "abc".into(),
+            pattern: "[y/n]".into(),
+            kind: PatternKind::Literal,
+            from_cursor: 3,
+            timeout_ms: Some(1000),
+            data: b"y\r".to_vec(),
+        },
+        Message::SessionStatus {
+            id: 20,
+            session: "abc".into(),
+        },
+        Message::Exec {
+            id: 21,
+            session: "abc".into(),
+            command: "ls".into(),
+            timeout_ms: Some(2000),
+        },
+        Message::EndSession {
+            id: 22,
+            session: "abc".into(),
+            force: true,
+            timeout_ms: None,
+        },
         Message::HelloAck { id: 1, version: 1 },
         Message::Done { id: 2 },
         Message::TurnRecorded {
@@ -130,11 +196,65 @@ fn every_message() -> Vec<Message> {
             id: 12,
             turns: vec![meta(), meta()],
         },
+        Message::SpoolData {
+            id: 15,
+            data: b"ello".to_vec(),
+            cursor: 7,
+            resume_cursor: 11,
+        },
+        Message::Matched {
+            id: 16,
+            matched: true,
+            match_text: "hello".into(),
+            match_cursor: 4,
+            match_span: (4, 13),
+            resume_cursor: 13,
+            exit_code: None,
+            cwd: None,
+        },
+        Message::Status {
+            id: 20,
+            status: SessionState {
+                session: "abc".into(),
+                name: None,
+                pid: 42,
+                connected: true,
+                mode: Mode::Busy,
+                exec_running: true,
+                resume_cursor: 120,
+                prompt_cursor: Some(100),
+                current_input: Some("ls".into()),
+                last_turn_id: Some("abc:3".into()),
+                exit_code: None,
+                cwd: None,
+                bracketed_paste: false,
+                waiters: 2,
+                spool: None,
+            },
+        },
+        Message::ExecResult {
+            id: 21,
+            turn_id: Some("abc:4".into()),
+            output: "a b\n".into(),
+            exit_code: Some(0),
+            cwd: Some("/tmp".into()),
+            resume_cursor: 130,
+        },
+        Message::SessionEnded {
+            id: 22,
+            outcome: "interrupted".into(),
+            resume_cursor: 140,
+        },
         Message::error(13, ErrorReason::SessionNotFound, "no session \"zzz\""),
+        Message::timeout(16, "nothing matched", 120),
         Message::Inject {
             id: 0,
             session: "def".into(),
             data: bytes,
+        },
+        Message::Terminate {
+            id: 0,
+            session: "abc".into(),
         },
     ]
 }
@@ -143,7 +263,8 @@ fn every_message() -> Vec<Message> {
 fn every_message_round_trips() {
     let messages = every_message();
     let kinds: std::collections::BTreeSet<&str> = Message::TYPES.iter().copied().collect();
-    assert_eq!(messages.len(), kinds.len(), "one example per type");
+    // One example per type, and a second `error`: a timeout with its resume cursor.
+    assert_eq!(messages.len(), kinds.len() + 1, "one example per type");
     let named: std::collections::BTreeSet<&str> = messages.iter().map(Message::kind).collect();
     assert_eq!(named, kinds, "`kind()` names every type, as on the wire");
     for message in messages {
