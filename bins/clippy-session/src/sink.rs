@@ -101,6 +101,9 @@ struct TurnLine<'a> {
     name: Option<&'a str>,
     turn_id: String,
     seq: u64,
+    /// When the turn completed: Unix milliseconds, and ISO-8601 UTC.
+    timestamp: u64,
+    time: String,
     input: &'a str,
     interrupted: bool,
     truncated: bool,
@@ -248,7 +251,7 @@ impl Sink {
             } => {
                 let turn = *turn;
                 let text = turn.text();
-                self.log_turn(&turn, spool_span, &text);
+                self.log_turn(&turn, spool_span, timestamp, &text);
                 if let Some(link) = &mut self.link {
                     link.turn(TurnData {
                         seq: turn.seq,
@@ -284,7 +287,13 @@ impl Sink {
         }
     }
 
-    fn log_turn(&mut self, turn: &Turn, spool_span: Option<(u64, u64)>, text: &str) {
+    fn log_turn(
+        &mut self,
+        turn: &Turn,
+        spool_span: Option<(u64, u64)>,
+        timestamp: u64,
+        text: &str,
+    ) {
         let Some(file) = &mut self.log else { return };
         let utf8 = std::str::from_utf8(&turn.content).ok();
         let line = TurnLine {
@@ -292,6 +301,8 @@ impl Sink {
             name: self.name.as_deref(),
             turn_id: format!("{}:{}", self.session, turn.seq),
             seq: turn.seq,
+            timestamp,
+            time: clippy_proto::iso8601_utc(timestamp),
             input: &turn.input,
             interrupted: turn.interrupted,
             truncated: turn.truncated,
