@@ -56,15 +56,19 @@ pub struct ServerConfig {
     pub queue_max_frames: usize,
     /// How long a connection being closed may take to read what is still queued to it.
     pub drain_timeout: Duration,
+    /// Event frames queued to a subscriber before it counts as lagging and is dropped (with a
+    /// final `subscriber.lagged` event, which the general bounds still leave room for).
+    pub subscriber_max_frames: usize,
 }
 
 impl Default for ServerConfig {
-    /// 64 MiB or 1024 frames per connection, 5 s to drain.
+    /// 64 MiB or 1024 frames per connection, 5 s to drain, 512 events behind for a subscriber.
     fn default() -> ServerConfig {
         ServerConfig {
             queue_max_bytes: 64 * 1024 * 1024,
             queue_max_frames: 1024,
             drain_timeout: Duration::from_secs(5),
+            subscriber_max_frames: 512,
         }
     }
 }
@@ -450,6 +454,17 @@ impl Server {
                 }
                 Action::Close(id) => self.close(id, CloseMode::Drain, &mut queue),
                 Action::Log(level, line) => self.log.log(level, &line),
+                Action::Publish(id, message) => {
+                    let behind = self
+                        .conns
+                        .get(&id)
+                        .is_some_and(|c| c.out.len() >= self.config.subscriber_max_frames);
+                    if behind {
+                        queue.extend(self.state.subscriber_lagged(id));
+                    } else {
+                        self.send(id, &message, &mut queue);
+                    }
+                }
                 Action::Deliver {
                     delivery,
                     reply_to,

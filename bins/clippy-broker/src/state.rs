@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clippy_proto::{
-    ErrorReason, Format as WireFormat, Message, PROTOCOL_VERSION, PatternKind, ProtoError, Role,
-    SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, PatternKind,
+    ProtoError, Role, SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
     CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
@@ -26,8 +26,13 @@ use clippy_registry::{
 };
 
 use crate::log::Level;
+use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 
+mod events;
+mod routing;
 mod spool_ops;
+
+pub use routing::DEFAULT_MAX_HOPS;
 
 pub use spool_ops::{
     DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, DiskSpoolFiles, MAX_READ_BYTES, MAX_WAIT_MS, SpoolFiles,
@@ -67,6 +72,9 @@ pub enum Action {
         /// The id of its request.
         reply_id: u32,
     },
+    /// Queue this event to a subscriber, unless it is too far behind: then report it with
+    /// [`State::subscriber_lagged`] instead.
+    Publish(ConnId, Message),
     /// Write a log line.
     Log(Level, String),
 }
@@ -156,6 +164,16 @@ pub struct State {
     /// Reused buffer for spool reads.
     scratch: Vec<u8>,
     spool_files: Box<dyn SpoolFiles>,
+    /// Routes and approvals.
+    routing: routing::Routing,
+    /// Timers by deadline (handoff submits).
+    timers: BTreeMap<u64, Vec<routing::Timer>>,
+    /// The event stream.
+    events: events::EventLog,
+    /// The latest time the I/O layer passed in: events are stamped with it.
+    clock: u64,
+    /// Pastes and deliveries in progress: (connection, request id) → (sink, target session).
+    relay_deliveries: HashMap<(ConnId, u32), (String, Option<String>)>,
 }
 
 impl State {
@@ -189,7 +207,19 @@ impl State {
             scan_queue: VecDeque::new(),
             scratch: Vec::new(),
             spool_files,
+            routing: routing::Routing::new(DEFAULT_SUBMIT_DELAY_MS),
+            timers: BTreeMap::new(),
+            events: events::EventLog::new(DEFAULT_EVENT_HISTORY),
+            clock: 0,
+            relay_deliveries: HashMap::new(),
         })
+    }
+
+    /// Sets the pause between a pasted handoff and its Enter, and how many events are kept for
+    /// late subscribers.
+    pub fn set_routing_options(&mut self, submit_delay_ms: u64, event_history: usize) {
+        self.routing.submit_delay_ms = submit_delay_ms;
+        self.events = events::EventLog::new(event_history);
     }
 
     /// The registry configuration in force.
@@ -229,6 +259,7 @@ impl State {
             format!("connection {conn} closed"),
         )];
         self.cancel_waiters_of(conn);
+        self.events.unsubscribe(conn);
         for session in entry.sessions {
             self.remove_session(&session, &mut out);
             out.push(Action::Log(
@@ -318,8 +349,20 @@ impl State {
         reply_id: u32,
         result: Result<(), SinkError>,
     ) -> Vec<Action> {
+        let relay = self.relay_deliveries.remove(&(reply_to, reply_id));
         if !self.conns.contains_key(&reply_to) {
             return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let (Ok(()), Some((sink, to))) = (&result, relay) {
+            let record = EventRecord {
+                kind: "relay.delivered".into(),
+                turn_id: self.relay.turn_id().map(ToString::to_string),
+                to,
+                reason: Some(sink),
+                ..EventRecord::default()
+            };
+            self.emit(record, &mut out);
         }
         let reply = match result {
             Ok(()) => Message::Done { id: reply_id },
@@ -337,7 +380,8 @@ impl State {
             ),
             Err(error) => Message::error(reply_id, ErrorReason::SinkFailed, error.to_string()),
         };
-        vec![Action::Send(reply_to, reply)]
+        out.push(Action::Send(reply_to, reply));
+        out
     }
 
     /// Handles one message from `conn`. `now_ms` (Unix milliseconds) stamps a turn whose
@@ -346,19 +390,31 @@ impl State {
         let Some(entry) = self.conns.get(&conn) else {
             return Vec::new();
         };
+        self.clock = self.clock.max(now_ms);
         let Some(role) = entry.role else {
             return self.first_message(conn, msg);
         };
         let id = msg.id();
+        // Pastes and deliveries of the relay buffer are events once they are done.
+        let relay = match &msg {
+            Message::Paste { session, .. } => Some(("inject".to_owned(), Some(session.clone()))),
+            Message::Deliver { sink, session, .. } => Some((sink.clone(), session.clone())),
+            _ => None,
+        };
         let mut out = Vec::new();
         let result = self.dispatch(conn, role, msg, now_ms, &mut out);
         out.push(match result {
             Ok(Outcome::Reply(reply)) => Action::Send(conn, reply),
-            Ok(Outcome::Deliver(delivery)) => Action::Deliver {
-                delivery,
-                reply_to: conn,
-                reply_id: id,
-            },
+            Ok(Outcome::Deliver(delivery)) => {
+                if let Some(relay) = relay {
+                    self.relay_deliveries.insert((conn, id), relay);
+                }
+                Action::Deliver {
+                    delivery,
+                    reply_to: conn,
+                    reply_id: id,
+                }
+            }
             Ok(Outcome::Parked) => return out,
             Err(refusal) => Action::Send(conn, Message::error(id, refusal.reason, refusal.message)),
         });
@@ -448,7 +504,7 @@ impl State {
             Message::Register { id, session } => self.register(conn, id, session, out),
             Message::Deregister { id, session } => self.deregister(conn, id, &session, out),
             Message::TurnCompleted { id, session, turn } => {
-                self.turn_completed(conn, id, &session, turn, now_ms)
+                self.turn_completed(conn, id, &session, turn, now_ms, out)
             }
             Message::BracketedPaste {
                 id,
@@ -461,12 +517,12 @@ impl State {
             Message::Capture { id, session } => {
                 let session = self.resolve(&session)?;
                 let record = self.latest(&session)?.clone();
-                Ok(Outcome::Reply(self.capture(id, &record)))
+                Ok(Outcome::Reply(self.capture(id, &record, out)))
             }
             Message::CaptureById { id, turn_id } => {
                 let turn_id = self.resolve_turn_id(&turn_id)?;
                 let record = self.get_turn_record(&turn_id)?.clone();
-                Ok(Outcome::Reply(self.capture(id, &record)))
+                Ok(Outcome::Reply(self.capture(id, &record, out)))
             }
             Message::Paste {
                 session, format, ..
@@ -592,6 +648,26 @@ impl State {
                 force,
                 timeout_ms,
             } => self.end_session(conn, id, &session, force, timeout_ms, now_ms, out),
+            Message::RouteAdd { id, route } => self.route_add(id, route, out),
+            Message::RouteList { id } => Ok(self.route_list(id)),
+            Message::RouteRemove { id, route } => self.route_remove(id, &route, out),
+            Message::RoutePause { id, route } => self.route_pause(id, &route, true, out),
+            Message::RouteResume { id, route } => self.route_pause(id, &route, false, out),
+            Message::Inbox { id, session } => self.inbox(id, &session),
+            Message::Approve { id, approval, text } => {
+                self.resolve_approval(id, &approval, true, text, out)
+            }
+            Message::Deny { id, approval } => {
+                self.resolve_approval(id, &approval, false, None, out)
+            }
+            Message::ListEvents { id, since, types } => Ok(Outcome::Reply(Message::Events {
+                id,
+                events: self.events.since(since, &types).cloned().collect(),
+            })),
+            Message::Subscribe { id, since, types } => {
+                self.events.subscribe(conn, id, since, types, out);
+                Ok(Outcome::Parked)
+            }
             reply @ (Message::HelloAck { .. }
             | Message::Done { .. }
             | Message::TurnRecorded { .. }
@@ -604,6 +680,12 @@ impl State {
             | Message::Status { .. }
             | Message::ExecResult { .. }
             | Message::SessionEnded { .. }
+            | Message::Route { .. }
+            | Message::Routes { .. }
+            | Message::InboxItems { .. }
+            | Message::Events { .. }
+            | Message::Subscribed { .. }
+            | Message::Event { .. }
             | Message::Error { .. }
             | Message::Inject { .. }
             | Message::Terminate { .. }) => Err(refuse(
@@ -645,6 +727,13 @@ impl State {
                     .add_session(&session)
                     .map_err(|e| refuse(ErrorReason::MissingField, format!("register: {e}")))?;
             }
+            let record = EventRecord {
+                kind: "session.registered".into(),
+                session: Some(session.clone()),
+                name: info.name.clone(),
+                message: Some(format!("pid {}, {}", info.pid, info.command.join(" "))),
+                ..EventRecord::default()
+            };
             self.sessions.insert(
                 session.clone(),
                 SessionEntry {
@@ -653,6 +742,7 @@ impl State {
                     live: spool_ops::Live::default(),
                 },
             );
+            self.emit(record, out);
         }
         if self.departed_set.remove(&session) {
             self.departed.retain(|s| s != &session);
@@ -705,6 +795,7 @@ impl State {
         session: &str,
         turn: TurnData,
         now_ms: u64,
+        out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         self.owned(conn, session)?;
         let turn_id = TurnId::new(session, turn.seq)
@@ -733,14 +824,41 @@ impl State {
             .registry
             .insert(record)
             .map_err(|e| refuse(ErrorReason::SessionNotFound, e.to_string()))?;
+        if outcome.is_stored()
+            && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
+        {
+            let name = self.sessions.get(session).and_then(|e| e.info.name.clone());
+            self.emit(
+                EventRecord {
+                    kind: "turn.completed".into(),
+                    session: Some(session.to_owned()),
+                    name,
+                    turn_id: Some(stored.turn_id().to_string()),
+                    byte_length: Some(stored.meta().byte_length),
+                    ..EventRecord::default()
+                },
+                out,
+            );
+            self.route_turn(&stored, out);
+        }
         Ok(Outcome::Reply(Message::TurnRecorded {
             id,
             turn_id: outcome.into_turn_id().to_string(),
         }))
     }
 
-    fn capture(&mut self, id: u32, record: &TurnRecord) -> Message {
+    fn capture(&mut self, id: u32, record: &TurnRecord, out: &mut Vec<Action>) -> Message {
         self.relay.capture(record);
+        self.emit(
+            EventRecord {
+                kind: "relay.captured".into(),
+                session: Some(record.turn_id().session().to_owned()),
+                turn_id: Some(record.turn_id().to_string()),
+                byte_length: Some(record.meta().byte_length),
+                ..EventRecord::default()
+            },
+            out,
+        );
         Message::Captured {
             id,
             turn_id: record.turn_id().to_string(),
@@ -971,8 +1089,20 @@ impl State {
     }
 
     fn remove_session(&mut self, session: &str, out: &mut Vec<Action>) {
-        let spool = self.sessions.remove(session).and_then(|e| e.info.spool);
-        self.fail_waiters_of(session, spool.as_deref(), out);
+        let Some(entry) = self.sessions.remove(session) else {
+            return;
+        };
+        self.fail_waiters_of(session, entry.info.spool.as_deref(), out);
+        self.drop_routes_of(session, out);
+        self.emit(
+            EventRecord {
+                kind: "session.exited".into(),
+                session: Some(session.to_owned()),
+                name: entry.info.name,
+                ..EventRecord::default()
+            },
+            out,
+        );
         self.registry.remove_session(session);
         if self.departed_set.insert(session.to_owned()) {
             self.departed.push_back(session.to_owned());

@@ -386,7 +386,10 @@ impl Session {
         self.pending_input.extend_from_slice(bytes);
         self.flush_input()?;
         self.flush_tap();
-        self.tap.send(Tapped::Input(bytes.to_vec()));
+        self.tap.send(Tapped::Input {
+            bytes: bytes.to_vec(),
+            human: true,
+        });
         Ok(true)
     }
 
@@ -399,7 +402,10 @@ impl Session {
                 FromBrokerCommand::Input(data) => {
                     self.pending_input.extend_from_slice(&data);
                     self.flush_tap();
-                    self.tap.send(Tapped::Input(data));
+                    self.tap.send(Tapped::Input {
+                        bytes: data,
+                        human: false,
+                    });
                 }
                 FromBrokerCommand::Terminate => terminate = true,
             }

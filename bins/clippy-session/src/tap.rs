@@ -27,8 +27,8 @@ const CAPACITY: usize = 1024;
 pub enum Tapped {
     /// Bytes the child wrote.
     Output(Vec<u8>),
-    /// Bytes written to the child.
-    Input(Vec<u8>),
+    /// Bytes written to the child: typed by the user (`human`), or injected by the broker.
+    Input { bytes: Vec<u8>, human: bool },
     /// The terminal was resized.
     Resize { cols: u16, rows: u16 },
 }
@@ -171,7 +171,12 @@ impl TapState {
                 self.spool.push(&bytes, &self.events);
                 self.detector.feed_output(&bytes).collect()
             }
-            Tapped::Input(bytes) => self.detector.feed_input(&bytes).collect(),
+            Tapped::Input { bytes, human } => {
+                if human {
+                    self.progress.keystrokes += 1;
+                }
+                self.detector.feed_input(&bytes).collect()
+            }
             Tapped::Resize { cols, rows } => {
                 let _ = self.detector.resize(cols.max(1), rows.max(1));
                 Vec::new()

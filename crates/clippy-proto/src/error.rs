@@ -41,6 +41,10 @@ pub enum ErrorReason {
     InvalidCursor,
     /// The session's spool cannot be read (its wrapper has none, or the file is gone).
     SpoolUnavailable,
+    /// No route has that id.
+    RouteNotFound,
+    /// No pending approval has that id.
+    ApprovalNotFound,
 }
 
 impl ErrorReason {
@@ -64,6 +68,8 @@ impl ErrorReason {
             Self::NotAllowed => "not_allowed",
             Self::InvalidCursor => "invalid_cursor",
             Self::SpoolUnavailable => "spool_unavailable",
+            Self::RouteNotFound => "route_not_found",
+            Self::ApprovalNotFound => "approval_not_found",
         }
     }
 }

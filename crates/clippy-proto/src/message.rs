@@ -96,6 +96,10 @@ pub struct Progress {
     /// Working directory, when the shell reported it (OSC 7).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// How many times a person typed into the session (not counting what the broker injected):
+    /// routes count their hops from the last human input.
+    #[serde(default)]
+    pub keystrokes: u64,
     /// The line submitted since the latest prompt, if any (the running turn's, while busy).
     #[serde(default)]
     pub input: Option<String>,
@@ -151,6 +155,9 @@ pub struct SessionState {
     pub bracketed_paste: bool,
     /// Waits parked on this session now.
     pub waiters: u32,
+    /// Handoffs waiting in its inbox (approvals pending for it included).
+    #[serde(default)]
+    pub inbox: u32,
     /// The spool file, when there is one.
     #[serde(default)]
     pub spool: Option<String>,
@@ -242,6 +249,153 @@ pub struct SessionSummary {
     /// Whether its child has bracketed paste enabled.
     #[serde(default)]
     pub bracketed_paste: bool,
+}
+
+/// What a route's handoffs are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteKind {
+    /// The turn is handed over for the target to act on (default template `{turn}`).
+    #[default]
+    Handoff,
+    /// The turn is reported to the target (default template names where it comes from).
+    Report,
+}
+
+/// A route to add: every completed turn of `from` is handed to `to`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteSpec {
+    /// The source session (id, prefix or name).
+    pub from: String,
+    /// The target session (id, prefix or name).
+    pub to: String,
+    /// Handoff or report.
+    #[serde(default)]
+    pub kind: RouteKind,
+    /// The text handed over, with `{turn}`, `{session}`, `{name}`, `{turn_id}`, `{input}`
+    /// replaced; `None`: the kind's default.
+    #[serde(default)]
+    pub template: Option<String>,
+    /// Which view of the turn `{turn}` is (default text).
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// Interrupt a busy target (Ctrl+C, wait for its prompt) instead of queueing.
+    #[serde(default)]
+    pub interrupt: bool,
+    /// Handoffs allowed since the last human input into either session (default 16).
+    #[serde(default)]
+    pub max_hops: Option<u32>,
+    /// Park each handoff until it is approved.
+    #[serde(default)]
+    pub gated: bool,
+    /// Press Enter after the text (default true).
+    #[serde(default)]
+    pub submit: Option<bool>,
+}
+
+/// A route, as the broker reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteInfo {
+    /// Its id, `r1`, `r2`, ….
+    pub route: String,
+    /// The source session id.
+    pub from: String,
+    /// The target session id.
+    pub to: String,
+    /// Handoff or report.
+    pub kind: RouteKind,
+    /// The template in force.
+    pub template: String,
+    /// The view of the turn used.
+    pub format: Format,
+    /// Whether it interrupts a busy target.
+    pub interrupt: bool,
+    /// The hop limit.
+    pub max_hops: u32,
+    /// Whether handoffs wait for approval.
+    pub gated: bool,
+    /// Whether Enter follows the text.
+    pub submit: bool,
+    /// Whether it is paused (by `route pause`, or by loop safety).
+    pub paused: bool,
+    /// Why it is paused, when it is.
+    #[serde(default)]
+    pub paused_reason: Option<String>,
+    /// Handoffs since the last human input into either session.
+    pub hops: u32,
+    /// Handoffs made in all.
+    pub handoffs: u64,
+}
+
+/// A handoff waiting for its target, in `inbox` replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxItem {
+    /// The handoff's id, `h1`, `h2`, ….
+    pub handoff: String,
+    /// The route it came by.
+    pub route: String,
+    /// The turn handed over.
+    pub turn_id: String,
+    /// Bytes of text to inject.
+    pub byte_length: u32,
+    /// `queued` (waiting for the target's prompt) or `awaiting_approval` (id in `approval`).
+    pub state: String,
+    /// The approval to resolve, for a gated route.
+    #[serde(default)]
+    pub approval: Option<String>,
+    /// When it was made, Unix ms.
+    pub created: u64,
+}
+
+/// One event of the broker's event stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Increasing from 1 for the broker's life.
+    pub id: u64,
+    /// When, ISO-8601 UTC with milliseconds.
+    pub ts: String,
+    /// `session.registered`, `turn.completed`, `route.handoff`, … (CONTRACTS/ROUTING.md).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The session it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// That session's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The turn it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// The route it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// The target session, for handoffs and deliveries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The handoff it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<String>,
+    /// The approval it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// Bytes concerned (a turn's, a handoff's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_length: Option<u32>,
+    /// Why (`hop_limit`, `repeated`, `approved`, `denied`, a sink's name, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The hop count, for route events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<u32>,
+    /// Content hashes (hex), as evidence of a stall.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hashes: Vec<String>,
+    /// Turn ids, as evidence of a stall.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_ids: Vec<String>,
+    /// A sentence for humans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A message on the wire.
@@ -477,6 +631,86 @@ pub enum Message {
         timeout_ms: Option<u64>,
     },
 
+    /// Add a route.
+    RouteAdd {
+        /// Request id.
+        id: u32,
+        /// The route.
+        route: RouteSpec,
+    },
+    /// List the routes.
+    RouteList {
+        /// Request id.
+        id: u32,
+    },
+    /// Remove a route (its queued handoffs go with it).
+    RouteRemove {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// Pause a route: its source's turns are not handed over until it is resumed.
+    RoutePause {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// Resume a paused route (its hop count starts again from 0).
+    RouteResume {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// The handoffs waiting for a session.
+    Inbox {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+    },
+    /// Approve a parked handoff, optionally with new text.
+    Approve {
+        /// Request id.
+        id: u32,
+        /// The approval id.
+        approval: String,
+        /// The text to hand over instead.
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// Deny a parked handoff.
+    Deny {
+        /// Request id.
+        id: u32,
+        /// The approval id.
+        approval: String,
+    },
+    /// The events held in the broker's history, oldest first.
+    ListEvents {
+        /// Request id.
+        id: u32,
+        /// Only events after this id.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only these types (all when empty).
+        #[serde(default)]
+        types: Vec<String>,
+    },
+    /// Receive events as they happen (after those of the history after `since`).
+    Subscribe {
+        /// Request id.
+        id: u32,
+        /// Replay the history after this id first.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only these types (all when empty).
+        #[serde(default)]
+        types: Vec<String>,
+    },
+
     // ── Replies ──────────────────────────────────────────────────────────────────────────
     /// Reply to `hello`.
     HelloAck {
@@ -595,6 +829,43 @@ pub enum Message {
         /// The spool size when it was decided.
         resume_cursor: u64,
     },
+    /// Reply to `route_add`, `route_pause`, `route_resume`.
+    Route {
+        /// The request's id.
+        id: u32,
+        /// The route.
+        route: RouteInfo,
+    },
+    /// Reply to `route_list`.
+    Routes {
+        /// The request's id.
+        id: u32,
+        /// The routes, in order of their ids.
+        routes: Vec<RouteInfo>,
+    },
+    /// Reply to `inbox`.
+    InboxItems {
+        /// The request's id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// Oldest first.
+        items: Vec<InboxItem>,
+    },
+    /// Reply to `list_events`.
+    Events {
+        /// The request's id.
+        id: u32,
+        /// Oldest first.
+        events: Vec<EventRecord>,
+    },
+    /// Reply to `subscribe`: events follow as `event` messages.
+    Subscribed {
+        /// The request's id.
+        id: u32,
+        /// The newest event's id now (0 when there was none).
+        last_event_id: u64,
+    },
     /// A request failed.
     Error {
         /// The request's id (0 when it could not be read).
@@ -618,6 +889,13 @@ pub enum Message {
         /// The bytes, ready to write (bracketed-paste markers already added when needed).
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
+    },
+    /// An event, to a subscriber (id 0).
+    Event {
+        /// Always 0.
+        id: u32,
+        /// The event.
+        event: EventRecord,
     },
     /// Kill the child's process group (id 0; not answered): `end_session --force`.
     Terminate {
@@ -652,6 +930,16 @@ impl Message {
         "session_status",
         "exec",
         "end_session",
+        "route_add",
+        "route_list",
+        "route_remove",
+        "route_pause",
+        "route_resume",
+        "inbox",
+        "approve",
+        "deny",
+        "list_events",
+        "subscribe",
         "hello_ack",
         "done",
         "turn_recorded",
@@ -664,8 +952,14 @@ impl Message {
         "status",
         "exec_result",
         "session_ended",
+        "route",
+        "routes",
+        "inbox_items",
+        "events",
+        "subscribed",
         "error",
         "inject",
+        "event",
         "terminate",
     ];
 
@@ -694,6 +988,16 @@ impl Message {
             Self::SessionStatus { .. } => "session_status",
             Self::Exec { .. } => "exec",
             Self::EndSession { .. } => "end_session",
+            Self::RouteAdd { .. } => "route_add",
+            Self::RouteList { .. } => "route_list",
+            Self::RouteRemove { .. } => "route_remove",
+            Self::RoutePause { .. } => "route_pause",
+            Self::RouteResume { .. } => "route_resume",
+            Self::Inbox { .. } => "inbox",
+            Self::Approve { .. } => "approve",
+            Self::Deny { .. } => "deny",
+            Self::ListEvents { .. } => "list_events",
+            Self::Subscribe { .. } => "subscribe",
             Self::HelloAck { .. } => "hello_ack",
             Self::Done { .. } => "done",
             Self::TurnRecorded { .. } => "turn_recorded",
@@ -706,6 +1010,12 @@ impl Message {
             Self::Status { .. } => "status",
             Self::ExecResult { .. } => "exec_result",
             Self::SessionEnded { .. } => "session_ended",
+            Self::Route { .. } => "route",
+            Self::Routes { .. } => "routes",
+            Self::InboxItems { .. } => "inbox_items",
+            Self::Events { .. } => "events",
+            Self::Subscribed { .. } => "subscribed",
+            Self::Event { .. } => "event",
             Self::Error { .. } => "error",
             Self::Inject { .. } => "inject",
             Self::Terminate { .. } => "terminate",
@@ -736,6 +1046,16 @@ impl Message {
             | Self::SessionStatus { id, .. }
             | Self::Exec { id, .. }
             | Self::EndSession { id, .. }
+            | Self::RouteAdd { id, .. }
+            | Self::RouteList { id }
+            | Self::RouteRemove { id, .. }
+            | Self::RoutePause { id, .. }
+            | Self::RouteResume { id, .. }
+            | Self::Inbox { id, .. }
+            | Self::Approve { id, .. }
+            | Self::Deny { id, .. }
+            | Self::ListEvents { id, .. }
+            | Self::Subscribe { id, .. }
             | Self::HelloAck { id, .. }
             | Self::Done { id }
             | Self::TurnRecorded { id, .. }
@@ -748,6 +1068,12 @@ impl Message {
             | Self::Status { id, .. }
             | Self::ExecResult { id, .. }
             | Self::SessionEnded { id, .. }
+            | Self::Route { id, .. }
+            | Self::Routes { id, .. }
+            | Self::InboxItems { id, .. }
+            | Self::Events { id, .. }
+            | Self::Subscribed { id, .. }
+            | Self::Event { id, .. }
             | Self::Error { id, .. }
             | Self::Inject { id, .. }
             | Self::Terminate { id, .. } => *id,

@@ -3,8 +3,9 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, Format, FrameDecoder, MAX_FRAME, Message, Mode, PatternKind, Progress, ProtoError,
-    Role, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
+    ErrorReason, EventRecord, Format, FrameDecoder, InboxItem, MAX_FRAME, Message, Mode,
+    PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec, SessionInfo,
+    SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -18,6 +19,39 @@ fn meta() -> TurnMeta {
         cwd: Some("/tmp".into()),
         input: None,
         spool_span: Some((10, 15)),
+    }
+}
+
+fn route_info() -> RouteInfo {
+    RouteInfo {
+        route: "r1".into(),
+        from: "abc".into(),
+        to: "def".into(),
+        kind: RouteKind::Handoff,
+        template: "{turn}".into(),
+        format: Format::Text,
+        interrupt: false,
+        max_hops: 16,
+        gated: false,
+        submit: true,
+        paused: true,
+        paused_reason: Some("hop_limit".into()),
+        hops: 16,
+        handoffs: 40,
+    }
+}
+
+fn event() -> EventRecord {
+    EventRecord {
+        id: 7,
+        ts: "2023-11-14T22:13:20.000Z".into(),
+        kind: "route.stalled".into(),
+        session: Some("abc".into()),
+        route: Some("r1".into()),
+        reason: Some("repeated".into()),
+        hashes: vec!["00ff".into(); 3],
+        turn_ids: vec!["abc:4".into(), "abc:5".into(), "abc:6".into()],
+        ..EventRecord::default()
     }
 }
 
@@ -106,6 +140,7 @@ fn every_message() -> Vec<Message> {
                 prompts: 3,
                 inputs: 2,
                 prompt_inputs: 2,
+                keystrokes: 5,
                 prompt_cursor: Some(100),
                 exit_code: Some(1),
                 cwd: Some("/home/me".into()),
@@ -161,6 +196,56 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             force: true,
             timeout_ms: None,
+        },
+        Message::RouteAdd {
+            id: 31,
+            route: RouteSpec {
+                from: "abc".into(),
+                to: "def".into(),
+                kind: RouteKind::Report,
+                template: Some("from {name}: {turn}".into()),
+                format: Some(Format::Text),
+                interrupt: true,
+                max_hops: Some(4),
+                gated: true,
+                submit: Some(false),
+            },
+        },
+        Message::RouteList { id: 32 },
+        Message::RouteRemove {
+            id: 33,
+            route: "r1".into(),
+        },
+        Message::RoutePause {
+            id: 34,
+            route: "r1".into(),
+        },
+        Message::RouteResume {
+            id: 35,
+            route: "r1".into(),
+        },
+        Message::Inbox {
+            id: 36,
+            session: "def".into(),
+        },
+        Message::Approve {
+            id: 37,
+            approval: "a1".into(),
+            text: Some("edited".into()),
+        },
+        Message::Deny {
+            id: 38,
+            approval: "a2".into(),
+        },
+        Message::ListEvents {
+            id: 39,
+            since: Some(10),
+            types: vec!["route.handoff".into()],
+        },
+        Message::Subscribe {
+            id: 40,
+            since: None,
+            types: Vec::new(),
         },
         Message::HelloAck { id: 1, version: 1 },
         Message::Done { id: 2 },
@@ -229,6 +314,7 @@ fn every_message() -> Vec<Message> {
                 cwd: None,
                 bracketed_paste: false,
                 waiters: 2,
+                inbox: 1,
                 spool: None,
             },
         },
@@ -245,6 +331,35 @@ fn every_message() -> Vec<Message> {
             outcome: "interrupted".into(),
             resume_cursor: 140,
         },
+        Message::Route {
+            id: 31,
+            route: route_info(),
+        },
+        Message::Routes {
+            id: 32,
+            routes: vec![route_info()],
+        },
+        Message::InboxItems {
+            id: 36,
+            session: "def".into(),
+            items: vec![InboxItem {
+                handoff: "h3".into(),
+                route: "r1".into(),
+                turn_id: "abc:4".into(),
+                byte_length: 12,
+                state: "awaiting_approval".into(),
+                approval: Some("a1".into()),
+                created: 1_700_000_000_000,
+            }],
+        },
+        Message::Events {
+            id: 39,
+            events: vec![event()],
+        },
+        Message::Subscribed {
+            id: 40,
+            last_event_id: 7,
+        },
         Message::error(13, ErrorReason::SessionNotFound, "no session \"zzz\""),
         Message::timeout(16, "nothing matched", 120),
         Message::Inject {
@@ -255,6 +370,10 @@ fn every_message() -> Vec<Message> {
         Message::Terminate {
             id: 0,
             session: "abc".into(),
+        },
+        Message::Event {
+            id: 0,
+            event: event(),
         },
     ]
 }

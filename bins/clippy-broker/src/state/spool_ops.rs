@@ -30,7 +30,10 @@ pub const DEFAULT_END_WAIT_MS: u64 = 5_000;
 pub const MAX_WAIT_MS: u64 = 24 * 60 * 60 * 1000;
 /// `read`'s default and largest `max_bytes`.
 pub const MAX_READ_BYTES: u32 = 1024 * 1024;
-/// Spool bytes read per file read while scanning.
+/// Spool bytes read by a wait's first file read: most waits find their match close to their
+/// cursor, and a whole chunk is stripped of escapes before it is searched.
+const FIRST_SCAN_CHUNK: usize = 4 * 1024;
+/// The most spool bytes read per file read while scanning (each read doubles, up to this).
 const SCAN_CHUNK: usize = 1024 * 1024;
 /// Spool bytes scanned per step of the event loop, across all waits: a wait with more to scan
 /// goes on in the next step, after the other connections had their turn.
@@ -87,6 +90,8 @@ pub(super) struct Live {
     pub(super) progress: Progress,
     /// An `exec` is in flight.
     pub(super) exec_running: bool,
+    /// Handoffs waiting for this session.
+    pub(super) inbox: super::routing::Inbox,
 }
 
 /// A parked wait.
@@ -128,7 +133,9 @@ impl State {
     /// [`State::expire`]).
     #[must_use]
     pub fn next_deadline(&self) -> Option<u64> {
-        self.waiters.values().map(|w| w.deadline).min()
+        let waits = self.waiters.values().map(|w| w.deadline).min();
+        let timers = self.timers.keys().next().copied();
+        waits.into_iter().chain(timers).min()
     }
 
     /// Whether a pattern wait has spool left to scan ([`State::continue_scans`] should run
@@ -155,13 +162,22 @@ impl State {
     /// the spool holds (a match that is there is never lost to a timeout), then times out with
     /// `resume_cursor` = the spool's size; `end_session --force` kills the child.
     pub fn expire(&mut self, now_ms: u64) -> Vec<Action> {
+        self.clock = self.clock.max(now_ms);
+        let mut out = Vec::new();
+        while let Some(entry) = self.timers.first_entry() {
+            if *entry.key() > now_ms {
+                break;
+            }
+            for timer in entry.remove() {
+                self.fire(timer, &mut out);
+            }
+        }
         let due: Vec<u64> = self
             .waiters
             .iter()
             .filter(|(_, w)| w.deadline <= now_ms)
             .map(|(&key, _)| key)
             .collect();
-        let mut out = Vec::new();
         for key in due {
             self.scan_queue.retain(|&k| k != key);
             self.advance(key, usize::MAX, &mut out);
@@ -183,11 +199,16 @@ impl State {
         let entry = self.owned(conn, session)?;
         // The spool only grows: a report that says otherwise is stale or wrong, not a truncation.
         let spool_size = progress.spool_size.max(entry.live.progress.spool_size);
+        let typed = progress.keystrokes > entry.live.progress.keystrokes;
         entry.live.progress = Progress {
             spool_size,
             ..progress
         };
+        if typed {
+            self.human_input(session);
+        }
         self.wake(session, out);
+        self.pump_inbox(session, out);
         Ok(Outcome::Reply(Message::Done { id }))
     }
 
@@ -440,6 +461,7 @@ impl State {
                 cwd: progress.cwd.clone(),
                 bracketed_paste: entry.info.bracketed_paste,
                 waiters: u32::try_from(waiters).unwrap_or(u32::MAX),
+                inbox: self.inbox_len(&session),
                 spool: entry.info.spool.clone(),
             },
         }))
@@ -562,6 +584,7 @@ impl State {
                 let size = progress.spool_size;
                 let mut found = None;
                 let mut failure = None;
+                let mut chunk = FIRST_SCAN_CHUNK;
                 while found.is_none() && scanner.position() < size {
                     if budget == 0 {
                         if !self.scan_queue.contains(&key) {
@@ -571,8 +594,9 @@ impl State {
                     }
                     let want = usize::try_from(size - scanner.position())
                         .unwrap_or(usize::MAX)
-                        .min(SCAN_CHUNK)
+                        .min(chunk)
                         .min(budget);
+                    chunk = (chunk * 2).min(SCAN_CHUNK);
                     self.scratch.resize(want, 0);
                     match self
                         .spool_files
@@ -857,7 +881,7 @@ impl State {
     }
 
     /// The connection of `session`'s wrapper, while it is connected.
-    fn connected_owner(&self, session: &str) -> Option<ConnId> {
+    pub(super) fn connected_owner(&self, session: &str) -> Option<ConnId> {
         self.sessions
             .get(session)
             .map(|e| e.owner)
