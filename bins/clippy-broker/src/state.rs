@@ -1154,7 +1154,7 @@ mod tests {
         .expect("valid config")
     }
 
-    fn state() -> State {
+    pub(super) fn state() -> State {
         state_with(8, 1024)
     }
 
@@ -1246,7 +1246,7 @@ mod tests {
         conn
     }
 
-    fn turn_data(seq: u64, content: &str) -> TurnData {
+    pub(super) fn turn_data(seq: u64, content: &str) -> TurnData {
         TurnData {
             seq,
             timestamp: 1000 + seq,

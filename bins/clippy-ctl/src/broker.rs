@@ -71,6 +71,20 @@ impl Broker {
         Ok(())
     }
 
+    /// Waits for messages as long as it takes (a follower of the event stream).
+    pub fn wait_forever(&mut self) -> Result<(), CtlError> {
+        self.client
+            .set_read_timeout(None)
+            .map_err(|err| classify(err, &self.socket, self.timeout))
+    }
+
+    /// The next message that is not a reply (an event, for a subscriber).
+    pub fn next_unsolicited(&mut self) -> Result<Message, CtlError> {
+        self.client
+            .recv()
+            .map_err(|err| classify(err, &self.socket, self.timeout))
+    }
+
     /// Sends the request `make(id)` and returns its reply (an `error` reply is an error).
     pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, CtlError> {
         self.client

@@ -114,6 +114,40 @@ pub enum Command {
     /// The spool commands.
     #[command(flatten)]
     Spool(SpoolCommand),
+    /// Routes: hand every completed turn of one session to another.
+    #[command(subcommand)]
+    Route(RouteCommand),
+    /// The handoffs waiting for a session (queued, or awaiting approval).
+    Inbox {
+        /// Session id, unique id prefix, or name.
+        session: String,
+    },
+    /// Let a handoff of a gated route through (see inbox for its approval id).
+    Approve {
+        /// The approval id, e.g. a3.
+        approval: String,
+        /// Hand over this file's content instead of the original text.
+        #[arg(long, value_name = "FILE")]
+        edit: Option<PathBuf>,
+    },
+    /// Drop a handoff of a gated route.
+    Deny {
+        /// The approval id, e.g. a3.
+        approval: String,
+    },
+    /// The broker's events: its recent history, or with --follow everything as it happens
+    /// (with --json: one JSON object per line).
+    Events {
+        /// Keep printing events as they happen.
+        #[arg(long)]
+        follow: bool,
+        /// Only events after this id.
+        #[arg(long, value_name = "ID")]
+        since: Option<u64>,
+        /// Only events of this type (route.handoff) or category (route); repeatable.
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -213,6 +247,73 @@ pub enum SpoolCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `route …`.
+#[derive(Debug, Subcommand)]
+pub enum RouteCommand {
+    /// Hand every completed turn of FROM to TO: typed in at TO's next prompt (queued while TO
+    /// is busy), then Enter.
+    Add {
+        /// The source session (id, unique prefix or name).
+        from: String,
+        /// The target session (id, unique prefix or name).
+        to: String,
+        /// handoff: TO acts on it; report: TO is told (the default template names the source).
+        #[arg(long, value_enum, default_value_t = RouteKindArg::Handoff)]
+        kind: RouteKindArg,
+        /// A file with the text to hand over; {turn}, {session}, {name}, {turn_id} and
+        /// {input} are replaced.
+        #[arg(long, value_name = "FILE", conflicts_with = "template_text")]
+        template: Option<PathBuf>,
+        /// The template as text.
+        #[arg(long, value_name = "TEXT")]
+        template_text: Option<String>,
+        /// Which view of the turn {turn} is [default: text].
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
+        /// Interrupt a busy target (Ctrl+C, wait for its prompt) instead of waiting.
+        #[arg(long)]
+        interrupt: bool,
+        /// Handoffs allowed since the last human keystroke into either session [default: 16].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_hops: Option<u32>,
+        /// Park each handoff until `clippy-ctl approve`.
+        #[arg(long)]
+        gated: bool,
+        /// Press Enter after the text (the default).
+        #[arg(long, conflicts_with = "no_submit")]
+        submit: bool,
+        /// Type the text without pressing Enter.
+        #[arg(long)]
+        no_submit: bool,
+    },
+    /// List the routes.
+    List,
+    /// Remove a route and the handoffs it queued.
+    Rm {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+    /// Stop handing over until resumed.
+    Pause {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+    /// Hand over again (the hop count starts from 0).
+    Resume {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+}
+
+/// `route add --kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RouteKindArg {
+    /// The target acts on the turn.
+    Handoff,
+    /// The target is told about the turn.
+    Report,
 }
 
 /// `--regex` / `--literal`.

@@ -10,7 +10,10 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use base64::Engine as _;
-use clippy_proto::{Format, Mode, SessionState, SessionSummary, TurnMeta};
+use clippy_proto::{
+    EventRecord, Format, InboxItem, Mode, RouteInfo, RouteKind, SessionState, SessionSummary,
+    TurnMeta,
+};
 use serde_json::{Value, json};
 
 use crate::commands::{BrokerState, Report, Status};
@@ -31,6 +34,13 @@ pub fn render(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<()> {
+    // Events are a stream: one JSON object per line (JSONL), as `events --follow` prints them.
+    if let (true, Report::Events(events)) = (json, report) {
+        for event in events {
+            write_json(out, &json!(event))?;
+        }
+        return Ok(());
+    }
     if json {
         return write_json(out, &report_json(report));
     }
@@ -136,9 +146,158 @@ pub fn render(
                 other => other,
             }
         ),
+        Report::Route { route, verb } => writeln!(out, "{verb} {}", route_line(route)),
+        Report::Routes(routes) => routes_table(out, routes),
+        Report::RouteRemoved(route) => writeln!(out, "removed route {}", clean(route)),
+        Report::Inbox { session, items } => inbox_table(out, session, items),
+        Report::Resolved {
+            approval,
+            approved,
+            edited,
+        } => writeln!(
+            out,
+            "{} {}",
+            match (approved, edited) {
+                (true, false) => "approved",
+                (true, true) => "approved with the edited text:",
+                (false, _) => "denied",
+            },
+            clean(approval)
+        ),
+        Report::Events(events) => {
+            for event in events {
+                writeln!(out, "{}", event_line(event))?;
+            }
+            Ok(())
+        }
         Report::Completions { script, .. } => out.write_all(script.as_bytes()),
         Report::Man(roff) => out.write_all(roff.as_bytes()),
     }
+}
+
+/// `r1: coder → reviewer (handoff, text, submit, 0/16 hops, 3 handoffs)`, with the pause.
+fn route_line(r: &RouteInfo) -> String {
+    let mut flags = vec![
+        match r.kind {
+            RouteKind::Handoff => "handoff",
+            RouteKind::Report => "report",
+        },
+        format_name(r.format),
+        if r.submit { "submit" } else { "no submit" },
+    ];
+    if r.interrupt {
+        flags.push("interrupt");
+    }
+    if r.gated {
+        flags.push("gated");
+    }
+    let mut line = format!(
+        "route {}: {} -> {} ({}, {}/{} hops, {} handoffs)",
+        clean(&r.route),
+        clean(&r.from),
+        clean(&r.to),
+        flags.join(", "),
+        r.hops,
+        r.max_hops,
+        r.handoffs
+    );
+    if let Some(reason) = &r.paused_reason {
+        line.push_str(&format!(", paused: {}", clean(reason)));
+    }
+    line
+}
+
+fn routes_table(out: &mut dyn Write, routes: &[RouteInfo]) -> io::Result<()> {
+    if routes.is_empty() {
+        return writeln!(out, "no routes");
+    }
+    let header = [
+        "ROUTE", "FROM", "TO", "KIND", "STATE", "HOPS", "HANDOFFS", "FLAGS",
+    ];
+    let rows = routes.iter().map(|r| {
+        let flags: Vec<&str> = [
+            (r.interrupt, "interrupt"),
+            (r.gated, "gated"),
+            (!r.submit, "no-submit"),
+            (r.format == Format::Raw, "raw"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        vec![
+            clean(&r.route),
+            clean(&r.from),
+            clean(&r.to),
+            match r.kind {
+                RouteKind::Handoff => "handoff".into(),
+                RouteKind::Report => "report".into(),
+            },
+            r.paused_reason
+                .as_deref()
+                .map_or_else(|| "active".into(), |why| format!("paused ({})", clean(why))),
+            format!("{}/{}", r.hops, r.max_hops),
+            r.handoffs.to_string(),
+            if flags.is_empty() {
+                "-".into()
+            } else {
+                flags.join(",")
+            },
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+fn inbox_table(out: &mut dyn Write, session: &str, items: &[InboxItem]) -> io::Result<()> {
+    if items.is_empty() {
+        return writeln!(out, "nothing waits for {}", clean(session));
+    }
+    let header = ["HANDOFF", "ROUTE", "TURN", "BYTES", "STATE", "APPROVAL"];
+    let rows = items.iter().map(|i| {
+        vec![
+            clean(&i.handoff),
+            clean(&i.route),
+            clean(&i.turn_id),
+            i.byte_length.to_string(),
+            clean(&i.state),
+            i.approval.as_deref().map_or_else(|| "-".into(), clean),
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+/// One event for people: `#12 2026-11-22T10:00:00.000Z route.handoff r1 coder -> reviewer …`.
+pub fn event_line(e: &EventRecord) -> String {
+    let mut parts = vec![format!("#{}", e.id), e.ts.clone(), clean(&e.kind)];
+    if let Some(route) = &e.route {
+        parts.push(clean(route));
+    }
+    match (&e.session, &e.to) {
+        (Some(from), Some(to)) => parts.push(format!("{} -> {}", clean(from), clean(to))),
+        (Some(session), None) => parts.push(clean(session)),
+        (None, Some(to)) => parts.push(format!("-> {}", clean(to))),
+        (None, None) => {}
+    }
+    for (label, value) in [
+        ("", e.name.as_deref()),
+        ("turn ", e.turn_id.as_deref()),
+        ("handoff ", e.handoff.as_deref()),
+        ("approval ", e.approval.as_deref()),
+        ("", e.reason.as_deref()),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{label}{}", clean(value)));
+        }
+    }
+    if let Some(bytes) = e.byte_length {
+        parts.push(format!("{bytes} bytes"));
+    }
+    if let Some(hops) = e.hops {
+        parts.push(format!("{hops} hops"));
+    }
+    if let Some(message) = &e.message {
+        parts.push(format!("— {}", clean(message)));
+    }
+    parts.join(" ")
 }
 
 /// Writes `error`: `{"error": {"reason", "message"}}` on `out` with `json`, else
@@ -321,6 +480,20 @@ fn report_json(report: &Report) -> Value {
             "outcome": outcome,
             "resume_cursor": resume_cursor,
         } }),
+        Report::Route { route, .. } => json!({ "route": route }),
+        Report::Routes(routes) => json!({ "routes": routes }),
+        Report::RouteRemoved(route) => json!({ "removed": route }),
+        Report::Inbox { session, items } => json!({ "session": session, "items": items }),
+        Report::Resolved {
+            approval,
+            approved,
+            edited,
+        } => json!({ "resolved": {
+            "approval": approval,
+            "decision": if *approved { "approved" } else { "denied" },
+            "edited": edited,
+        } }),
+        Report::Events(events) => json!(events),
         Report::Completions { shell, script } => {
             json!({ "completions": { "shell": shell, "script": script } })
         }

@@ -369,7 +369,7 @@ impl State {
         let Some(key) = parse_id('a', arg).filter(|k| self.routing.approvals.contains_key(k))
         else {
             return Err(refuse(
-                ErrorReason::RouteNotFound,
+                ErrorReason::ApprovalNotFound,
                 format!("no approval {arg:?} is pending (see inbox SESSION)"),
             ));
         };
@@ -549,7 +549,8 @@ impl State {
         }
     }
 
-    /// Puts `handoff` in `to`'s inbox and delivers what can be delivered now.
+    /// Puts `handoff` in `to`'s inbox and delivers what can be delivered now; a handoff that has
+    /// to wait is a `route.queued` event.
     fn enqueue(&mut self, to: &str, handoff: Handoff, out: &mut Vec<Action>) {
         let Some(entry) = self.sessions.get_mut(to) else {
             return;
@@ -585,9 +586,17 @@ impl State {
             byte_length: Some(u32::try_from(handoff.text.len()).unwrap_or(u32::MAX)),
             ..EventRecord::default()
         };
+        let id = handoff.id;
         inbox.queue.insert(at, handoff);
-        self.emit(record, out);
         self.pump_inbox(to, out);
+        // Delivered at once, or left waiting for the target's prompt: only the latter is news.
+        let waiting = self
+            .sessions
+            .get(to)
+            .is_some_and(|e| e.live.inbox.queue.iter().any(|h| h.id == id));
+        if waiting {
+            self.emit(record, out);
+        }
     }
 
     /// Delivers the next handoff in `session`'s inbox if the session can take it now: idle at
@@ -745,7 +754,11 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    use clippy_proto::{Progress, Role};
+
     use super::*;
+    use crate::state::ConnId;
+    use crate::state::tests::{NOW, connect, refused, report, req, sent_to, state, wrapper};
 
     #[test]
     fn templates_replace_known_placeholders_once() {
@@ -766,5 +779,471 @@ mod tests {
         assert_eq!(parse_id('r', "r12"), Some(12));
         assert_eq!(parse_id('r', "a12"), None);
         assert_eq!(parse_id('a', "a"), None);
+    }
+
+    /// Two sessions, `a` (wrapper 1) and `b` (wrapper 2), both idle at a prompt, and a client
+    /// (3) subscribed to every event.
+    struct Pair {
+        st: State,
+        a: ConnId,
+        b: ConnId,
+        client: ConnId,
+        b_progress: Progress,
+        seq: u64,
+    }
+
+    impl Pair {
+        fn new() -> Self {
+            let mut st = state();
+            let a = wrapper(&mut st, 1, "a", None);
+            let b = wrapper(&mut st, 2, "b", None);
+            let client = connect(&mut st, 3, Role::Client);
+            let mut pair = Self {
+                st,
+                a,
+                b,
+                client,
+                b_progress: Progress::default(),
+                seq: 0,
+            };
+            pair.b_idle();
+            pair
+        }
+
+        fn route(&mut self, spec: RouteSpec) -> RouteInfo {
+            match req(
+                &mut self.st,
+                self.client,
+                Message::RouteAdd { id: 5, route: spec },
+            ) {
+                Message::Route { route, .. } => route,
+                other => panic!("{other:?}"),
+            }
+        }
+
+        fn spec(&self) -> RouteSpec {
+            RouteSpec {
+                from: "a".into(),
+                to: "b".into(),
+                ..RouteSpec::default()
+            }
+        }
+
+        /// `a` completes a turn whose text view is `text of {content}`; the actions.
+        fn a_answers(&mut self, content: &str) -> Vec<Action> {
+            self.seq += 1;
+            let actions = self.st.handle(
+                self.a,
+                Message::TurnCompleted {
+                    id: 3,
+                    session: "a".into(),
+                    turn: crate::state::tests::turn_data(self.seq, content),
+                },
+                NOW,
+            );
+            assert!(matches!(
+                sent_to(&actions, self.a).last(),
+                Some(Message::TurnRecorded { .. })
+            ));
+            actions
+        }
+
+        fn b_reports(&mut self) -> Vec<Action> {
+            self.st.handle(
+                self.b,
+                Message::Progress {
+                    id: 9,
+                    session: "b".into(),
+                    progress: self.b_progress.clone(),
+                },
+                NOW,
+            )
+        }
+
+        fn b_idle(&mut self) -> Vec<Action> {
+            self.b_progress.mode = Mode::Idle;
+            self.b_progress.prompts += 1;
+            self.b_progress.prompt_inputs = self.b_progress.inputs;
+            self.b_reports()
+        }
+
+        fn b_busy(&mut self) -> Vec<Action> {
+            self.b_progress.mode = Mode::Busy;
+            self.b_progress.inputs += 1;
+            self.b_reports()
+        }
+
+        /// What was typed into `b` by `actions`.
+        fn typed_into_b(&self, actions: &[Action]) -> Vec<Vec<u8>> {
+            sent_to(actions, self.b)
+                .into_iter()
+                .filter_map(|m| match m {
+                    Message::Inject { data, .. } => Some(data),
+                    _ => None,
+                })
+                .collect()
+        }
+    }
+
+    fn events(actions: &[Action]) -> Vec<EventRecord> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Publish(_, Message::Event { event, .. }) => Some(event.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn kinds(actions: &[Action]) -> Vec<String> {
+        events(actions).into_iter().map(|e| e.kind).collect()
+    }
+
+    fn subscribe(pair: &mut Pair) {
+        let actions = pair.st.handle(
+            pair.client,
+            Message::Subscribe {
+                id: 8,
+                since: None,
+                types: Vec::new(),
+            },
+            NOW,
+        );
+        assert!(matches!(
+            sent_to(&actions, pair.client).as_slice(),
+            [Message::Subscribed { .. }]
+        ));
+    }
+
+    #[test]
+    fn a_turn_is_typed_into_an_idle_target_with_enter() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(pair.spec());
+        let actions = pair.a_answers("42");
+        assert_eq!(pair.typed_into_b(&actions), [b"text of 42\r".to_vec()]);
+        assert_eq!(kinds(&actions), ["turn.completed", "route.handoff"]);
+        let handoff = &events(&actions)[1];
+        assert_eq!(handoff.route.as_deref(), Some("r1"));
+        assert_eq!(handoff.turn_id.as_deref(), Some("a:1"));
+        assert_eq!(handoff.hops, Some(1));
+    }
+
+    #[test]
+    fn a_busy_target_gets_its_handoffs_one_per_prompt_in_order() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(pair.spec());
+        pair.b_busy();
+        let first = pair.a_answers("one");
+        assert!(
+            pair.typed_into_b(&first).is_empty(),
+            "never over a running turn"
+        );
+        assert_eq!(kinds(&first), ["turn.completed", "route.queued"]);
+        pair.a_answers("two");
+        match req(
+            &mut pair.st,
+            pair.client,
+            Message::Inbox {
+                id: 6,
+                session: "b".into(),
+            },
+        ) {
+            Message::InboxItems { items, .. } => {
+                let turns: Vec<&str> = items.iter().map(|i| i.turn_id.as_str()).collect();
+                assert_eq!(turns, ["a:1", "a:2"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // B's prompt: the first handoff goes in; the second waits for the prompt after it.
+        let actions = pair.b_idle();
+        assert_eq!(pair.typed_into_b(&actions), [b"text of one\r".to_vec()]);
+        let actions = pair.b_reports();
+        assert!(
+            pair.typed_into_b(&actions).is_empty(),
+            "the first is still running"
+        );
+        pair.b_busy();
+        let actions = pair.b_idle();
+        assert_eq!(pair.typed_into_b(&actions), [b"text of two\r".to_vec()]);
+    }
+
+    #[test]
+    fn a_bracketed_target_gets_a_paste_then_enter_after_the_settle_delay() {
+        let mut pair = Pair::new();
+        req(
+            &mut pair.st,
+            pair.b,
+            Message::BracketedPaste {
+                id: 4,
+                session: "b".into(),
+                enabled: true,
+            },
+        );
+        pair.route(pair.spec());
+        let actions = pair.a_answers("x");
+        assert_eq!(
+            pair.typed_into_b(&actions),
+            [b"\x1b[200~text of x\x1b[201~".to_vec()]
+        );
+        assert_eq!(pair.st.next_deadline(), Some(NOW + 150));
+        let early = pair.st.expire(NOW + 149);
+        assert!(pair.typed_into_b(&early).is_empty());
+        let actions = pair.st.expire(NOW + 150);
+        assert_eq!(pair.typed_into_b(&actions), [b"\r".to_vec()]);
+    }
+
+    #[test]
+    fn an_interrupting_route_sends_ctrl_c_then_waits_for_the_prompt() {
+        let mut pair = Pair::new();
+        pair.route(RouteSpec {
+            interrupt: true,
+            ..pair.spec()
+        });
+        pair.b_busy();
+        let actions = pair.a_answers("stop");
+        assert_eq!(pair.typed_into_b(&actions), [vec![3u8]]);
+        let again = pair.b_reports();
+        assert!(pair.typed_into_b(&again).is_empty(), "Ctrl+C once");
+        let actions = pair.b_idle();
+        assert_eq!(pair.typed_into_b(&actions), [b"text of stop\r".to_vec()]);
+    }
+
+    #[test]
+    fn the_hop_limit_pauses_the_route_until_a_person_types_and_it_is_resumed() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(RouteSpec {
+            max_hops: Some(2),
+            ..pair.spec()
+        });
+        for n in 0..2 {
+            pair.b_busy();
+            pair.b_idle();
+            pair.a_answers(&format!("turn {n}"));
+        }
+        pair.b_busy();
+        pair.b_idle();
+        let actions = pair.a_answers("turn 2");
+        assert!(pair.typed_into_b(&actions).is_empty());
+        let stalled = events(&actions).pop().expect("an event");
+        assert_eq!(stalled.kind, "route.stalled");
+        assert_eq!(stalled.reason.as_deref(), Some("hop_limit"));
+        assert_eq!(stalled.hops, Some(2));
+        let routes = match req(&mut pair.st, pair.client, Message::RouteList { id: 7 }) {
+            Message::Routes { routes, .. } => routes,
+            other => panic!("{other:?}"),
+        };
+        assert!(routes[0].paused);
+        assert_eq!(routes[0].paused_reason.as_deref(), Some("hop_limit"));
+        // A person types into b: the count starts again; resuming hands over again.
+        pair.b_progress.keystrokes += 1;
+        pair.b_reports();
+        req(
+            &mut pair.st,
+            pair.client,
+            Message::RouteResume {
+                id: 7,
+                route: "r1".into(),
+            },
+        );
+        let actions = pair.a_answers("turn 3");
+        assert_eq!(pair.typed_into_b(&actions), [b"text of turn 3\r".to_vec()]);
+    }
+
+    #[test]
+    fn the_same_content_a_third_time_in_a_row_is_a_stall_with_its_evidence() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(pair.spec());
+        for _ in 0..2 {
+            pair.b_busy();
+            pair.b_idle();
+            let actions = pair.a_answers("OK");
+            assert_eq!(pair.typed_into_b(&actions).len(), 1);
+        }
+        pair.b_busy();
+        pair.b_idle();
+        let actions = pair.a_answers("OK");
+        assert!(pair.typed_into_b(&actions).is_empty());
+        let stalled = events(&actions).pop().expect("an event");
+        assert_eq!(stalled.reason.as_deref(), Some("repeated"));
+        assert_eq!(stalled.turn_ids, ["a:1", "a:2", "a:3"]);
+        assert_eq!(stalled.hashes.len(), 3);
+        assert!(stalled.hashes.iter().all(|h| *h == stalled.hashes[0]));
+    }
+
+    #[test]
+    fn a_gated_route_waits_for_approval_which_may_edit_or_deny() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(RouteSpec {
+            gated: true,
+            ..pair.spec()
+        });
+        let actions = pair.a_answers("draft");
+        assert!(pair.typed_into_b(&actions).is_empty());
+        let requested = events(&actions).pop().expect("an event");
+        assert_eq!(requested.kind, "approval.requested");
+        assert_eq!(requested.approval.as_deref(), Some("a1"));
+        let status = match req(
+            &mut pair.st,
+            pair.client,
+            Message::Inbox {
+                id: 6,
+                session: "b".into(),
+            },
+        ) {
+            Message::InboxItems { items, .. } => items,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(status[0].state, "awaiting_approval");
+        let actions = pair.st.handle(
+            pair.client,
+            Message::Approve {
+                id: 10,
+                approval: "a1".into(),
+                text: Some("final".into()),
+            },
+            NOW,
+        );
+        assert_eq!(pair.typed_into_b(&actions), [b"final\r".to_vec()]);
+        assert_eq!(
+            events(&actions)[0].reason.as_deref(),
+            Some("approved_edited")
+        );
+        pair.b_busy();
+        pair.b_idle();
+        pair.a_answers("second");
+        let actions = pair.st.handle(
+            pair.client,
+            Message::Deny {
+                id: 11,
+                approval: "a2".into(),
+            },
+            NOW,
+        );
+        assert!(pair.typed_into_b(&actions).is_empty());
+        assert_eq!(events(&actions)[0].reason.as_deref(), Some("denied"));
+        let again = Message::Deny {
+            id: 12,
+            approval: "a2".into(),
+        };
+        assert_eq!(
+            refused(&mut pair.st, pair.client, again).0,
+            ErrorReason::ApprovalNotFound
+        );
+    }
+
+    #[test]
+    fn bad_routes_are_refused() {
+        let mut pair = Pair::new();
+        let cases = [
+            (
+                RouteSpec {
+                    to: "a".into(),
+                    ..pair.spec()
+                },
+                ErrorReason::NotAllowed,
+            ),
+            (
+                RouteSpec {
+                    to: "zz".into(),
+                    ..pair.spec()
+                },
+                ErrorReason::SessionNotFound,
+            ),
+            (
+                RouteSpec {
+                    template: Some("no turn here".into()),
+                    ..pair.spec()
+                },
+                ErrorReason::NotAllowed,
+            ),
+            (
+                RouteSpec {
+                    max_hops: Some(0),
+                    ..pair.spec()
+                },
+                ErrorReason::NotAllowed,
+            ),
+        ];
+        for (spec, want) in cases {
+            let got = refused(
+                &mut pair.st,
+                pair.client,
+                Message::RouteAdd { id: 5, route: spec },
+            );
+            assert_eq!(got.0, want);
+        }
+        let rm = Message::RouteRemove {
+            id: 6,
+            route: "r9".into(),
+        };
+        assert_eq!(
+            refused(&mut pair.st, pair.client, rm).0,
+            ErrorReason::RouteNotFound
+        );
+    }
+
+    #[test]
+    fn a_session_that_ends_takes_its_routes_and_queued_handoffs_with_it() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(pair.spec());
+        pair.b_busy();
+        pair.a_answers("queued");
+        let actions = pair.st.connection_closed(pair.a);
+        assert_eq!(kinds(&actions), ["route.removed", "session.exited"]);
+        let actions = pair.b_idle();
+        assert!(
+            pair.typed_into_b(&actions).is_empty(),
+            "the route went with a"
+        );
+        assert!(matches!(
+            req(&mut pair.st, pair.client, Message::RouteList { id: 7 }),
+            Message::Routes { routes, .. } if routes.is_empty()
+        ));
+    }
+
+    #[test]
+    fn late_subscribers_catch_up_and_laggards_are_dropped_with_a_last_event() {
+        let mut pair = Pair::new();
+        report(&mut pair.st, pair.a, "a", 1, "x");
+        let late = connect(&mut pair.st, 4, Role::Client);
+        let actions = pair.st.handle(
+            late,
+            Message::Subscribe {
+                id: 8,
+                since: Some(0),
+                types: vec!["turn".into()],
+            },
+            NOW,
+        );
+        let replayed = events(&actions);
+        assert_eq!(replayed.len(), 1, "only turn.* events: {replayed:?}");
+        assert_eq!(replayed[0].kind, "turn.completed");
+        let actions = pair.st.subscriber_lagged(late);
+        assert!(matches!(
+            sent_to(&actions, late).as_slice(),
+            [Message::Event { event, .. }] if event.kind == "subscriber.lagged"
+        ));
+        assert!(actions.contains(&Action::Close(late)));
+        match req(
+            &mut pair.st,
+            pair.client,
+            Message::ListEvents {
+                id: 9,
+                since: None,
+                types: vec!["subscriber.lagged".into()],
+            },
+        ) {
+            Message::Events { events, .. } => assert_eq!(events.len(), 1),
+            other => panic!("{other:?}"),
+        }
+        // Once dropped, it gets nothing more.
+        let actions = pair.a_answers("y");
+        assert!(sent_to(&actions, late).is_empty());
     }
 }
