@@ -149,6 +149,22 @@ struct TapState {
 }
 
 impl TapState {
+    /// Reports that the spool grew, the mode as last reported. Sent before a completed turn:
+    /// the sink thread renders the turn's text before it passes on what follows, and a wait for
+    /// the output that ended the turn should not wait for that. The new prompt is reported
+    /// after the turn, so the broker has the turn when it sees the prompt (`exec`).
+    fn report_spool_growth(&mut self) {
+        let Some(reported) = &mut self.reported else {
+            return;
+        };
+        let size = self.spool.spool.len();
+        if reported.spool_size != size {
+            reported.spool_size = size;
+            self.events
+                .send(SessionEvent::Progress(Box::new(reported.clone())));
+        }
+    }
+
     /// Reports the progress if it changed since the last report.
     fn report_progress(&mut self) {
         self.progress.spool_size = self.spool.spool.len();
@@ -187,6 +203,7 @@ impl TapState {
                 Event::TurnCompleted(turn) => {
                     // The span is mapped through what the spool has written.
                     self.spool.flush(&self.events);
+                    self.report_spool_growth();
                     let spool = &self.spool.spool;
                     let spool_span = spool
                         .spool_offset_of(turn.start)
