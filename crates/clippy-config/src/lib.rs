@@ -46,7 +46,7 @@ mod schema;
 
 pub use config::{
     BrokerConfig, Config, CtlConfig, DEFAULT_MAX_TURN_BYTES, DEFAULT_PRESETS, DEFAULT_RING_DEPTH,
-    MAX_TURN_BYTES_LIMIT, OutputFormat, SessionConfig,
+    DesktopConfig, HotkeysConfig, MAX_TURN_BYTES_LIMIT, OutputFormat, SessionConfig,
 };
 pub use error::ConfigError;
 pub use layers::{LOCAL_FILE, Layer, LayerKind, Layers, SYSTEM_FILE, SearchPaths, user_file};
