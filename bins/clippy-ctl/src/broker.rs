@@ -62,6 +62,11 @@ impl Broker {
         })
     }
 
+    /// The connection's socket (to watch it for the broker going away).
+    pub fn stream(&self) -> &std::os::unix::net::UnixStream {
+        self.client.stream()
+    }
+
     /// Sends the request `make(id)` and returns its reply (an `error` reply is an error).
     pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, CtlError> {
         self.client

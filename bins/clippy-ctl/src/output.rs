@@ -75,6 +75,8 @@ pub fn render(
             )
         }
         Report::Status(status) => status_lines(out, status),
+        Report::HotkeysStopped => writeln!(out, "hotkeys released"),
+        Report::TmuxBindings(lines) => out.write_all(lines.as_bytes()),
         Report::Completions { script, .. } => out.write_all(script.as_bytes()),
         Report::Man(roff) => out.write_all(roff.as_bytes()),
     }
@@ -203,6 +205,8 @@ fn report_json(report: &Report) -> Value {
             json!({ "completions": { "shell": shell, "script": script } })
         }
         Report::Man(roff) => json!({ "man": roff }),
+        Report::HotkeysStopped => json!({ "hotkeys": { "stopped": true } }),
+        Report::TmuxBindings(lines) => json!({ "tmux_bindings": lines }),
     }
 }
 
