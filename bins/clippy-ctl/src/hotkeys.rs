@@ -160,7 +160,7 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
         let Some(action) = keys.next_action(Some(TICK)).map_err(desktop)? else {
             continue;
         };
-        match perform(action, &mut broker, &mut resolver) {
+        match perform(action, config.format(), &mut broker, &mut resolver) {
             Ok(message) => tell(&mut keys, "clippy", &message, false),
             Err(error) if error.is_unreachable() => {
                 let _ = keys.unregister();
@@ -185,6 +185,7 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
 /// Carries out one hotkey; the sentence to show.
 fn perform(
     action: HotkeyAction,
+    format: Format,
     broker: &mut Broker,
     resolver: &mut dyn SessionResolver,
 ) -> Result<String, CtlError> {
@@ -221,7 +222,7 @@ fn perform(
             sink: "clipboard".into(),
             session: None,
             path: None,
-            format: Format::Raw,
+            format,
         };
         match broker.request(request)? {
             Message::Done { .. } => Ok(()),
@@ -234,7 +235,7 @@ fn perform(
             let request = |id| Message::Paste {
                 id,
                 session: session.session.clone(),
-                format: Format::Raw,
+                format,
             };
             match broker.request(request)? {
                 Message::Done { .. } => Ok(format!("pasted into {}", session.label())),

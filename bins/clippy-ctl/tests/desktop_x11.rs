@@ -259,3 +259,44 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     println!("--- clippy-ctl hotkeys ---\n{log}");
     assert_eq!(status.code(), Some(3), "broker gone: exit 3: {log}");
 }
+
+/// What needs no X server: bindings are checked first (4), a missing desktop is reported (1),
+/// tmux gets its bindings printed.
+#[test]
+fn hotkeys_check_their_arguments_and_environment() {
+    let dir = TempDir::new("hotkeys-args");
+    let out = desktop::ctl(&dir, &[], &["hotkeys", "--capture", "c"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--capture") && stderr.contains("at least one of ctrl, alt, super"),
+        "{stderr}"
+    );
+    let out = desktop::ctl(
+        &dir,
+        &[],
+        &["--json", "hotkeys", "--paste", "super+shift+c"],
+    );
+    assert_eq!(out.status.code(), Some(4), "duplicate binding: {out:?}");
+    // Neither $DISPLAY nor $TMUX.
+    let out = desktop::ctl(&dir, &[], &["--json", "hotkeys"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("desktop_unavailable"),
+        "{out:?}"
+    );
+    let out = desktop::ctl(&dir, &[], &["--json", "capture", "--focused"]);
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    // In tmux the hotkeys are tmux bindings.
+    let out = desktop::ctl(&dir, &[("TMUX", "/nonexistent,1,0")], &["hotkeys"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("tmux-bindings"),
+        "{out:?}"
+    );
+    let out = desktop::ctl(&dir, &[], &["tmux-bindings", "--capture", "ctrl+alt+c"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("bind-key -n C-M-c run-shell -b "), "{text}");
+    assert!(text.contains("bind-key -n M-V run-shell -b "), "{text}");
+}
