@@ -480,6 +480,7 @@ impl FakeWrapper {
             command: vec!["agent".to_owned(), "--bench".to_owned()],
             preset: "generic".to_owned(),
             bracketed_paste: true,
+            spool: None,
         };
         match client.request(|id| Message::Register { id, session: info })? {
             Message::Done { .. } => Ok(FakeWrapper {

@@ -48,6 +48,10 @@ pub struct Options {
     pub log_level: Level,
     /// Event loop limits.
     pub server: ServerConfig,
+    /// Milliseconds between a route's pasted handoff and its Enter.
+    pub submit_delay_ms: u64,
+    /// Events kept for late subscribers.
+    pub event_history: usize,
 }
 
 /// Starts the broker and serves until SIGTERM or SIGINT.
@@ -112,7 +116,8 @@ fn serve(paths: &startup::Paths, options: &Options, logger: Logger) -> Result<()
             context: "cannot install signal handlers".into(),
             source: std::io::Error::other(e.to_string()),
         })?;
-    let state = State::new(options.registry).map_err(|e| BrokerError::Config(e.to_string()))?;
+    let mut state = State::new(options.registry).map_err(|e| BrokerError::Config(e.to_string()))?;
+    state.set_routing_options(options.submit_delay_ms, options.event_history);
     let (listener, socket_id) = startup::bind(&paths.socket)?;
     logger.log(
         Level::Info,

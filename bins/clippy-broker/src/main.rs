@@ -59,6 +59,8 @@ fn main() -> ExitCode {
         },
         log_level: cli.log_level,
         server: ServerConfig::default(),
+        submit_delay_ms: settings.broker.submit_delay_ms,
+        event_history: settings.broker.event_history,
     };
     match clippy_broker::run(&options) {
         Ok(()) => ExitCode::SUCCESS,

@@ -56,15 +56,19 @@ pub struct ServerConfig {
     pub queue_max_frames: usize,
     /// How long a connection being closed may take to read what is still queued to it.
     pub drain_timeout: Duration,
+    /// Event frames queued to a subscriber before it counts as lagging and is dropped (with a
+    /// final `subscriber.lagged` event, which the general bounds still leave room for).
+    pub subscriber_max_frames: usize,
 }
 
 impl Default for ServerConfig {
-    /// 64 MiB or 1024 frames per connection, 5 s to drain.
+    /// 64 MiB or 1024 frames per connection, 5 s to drain, 512 events behind for a subscriber.
     fn default() -> ServerConfig {
         ServerConfig {
             queue_max_bytes: 64 * 1024 * 1024,
             queue_max_frames: 1024,
             drain_timeout: Duration::from_secs(5),
+            subscriber_max_frames: 512,
         }
     }
 }
@@ -130,6 +134,9 @@ pub struct Server {
     /// Connections that used their read budget and have more to read.
     pending_reads: Vec<ConnId>,
     scratch: Vec<u8>,
+    /// The state machine's clock: Unix milliseconds at start, advanced by a monotonic clock (so
+    /// wait deadlines do not move when the wall clock is set).
+    started: (Instant, u64),
 }
 
 impl Server {
@@ -190,6 +197,7 @@ impl Server {
             config,
             pending_reads: Vec::new(),
             scratch: vec![0; READ_CHUNK],
+            started: (Instant::now(), wall_ms()),
         })
     }
 
@@ -234,20 +242,38 @@ impl Server {
             for id in std::mem::take(&mut self.pending_reads) {
                 self.read(id);
             }
+            let expired = self.state.expire(self.now_ms());
+            self.apply(expired);
+            if self.state.has_scan_work() {
+                let scanned = self.state.continue_scans();
+                self.apply(scanned);
+            }
             self.expire_drains();
         }
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if !self.pending_reads.is_empty() {
+        if !self.pending_reads.is_empty() || self.state.has_scan_work() {
             return Some(Duration::ZERO);
         }
         let now = Instant::now();
-        self.conns
+        let drain = self
+            .conns
             .values()
             .filter_map(|c| c.draining)
             .min()
-            .map(|deadline| deadline.saturating_duration_since(now))
+            .map(|deadline| deadline.saturating_duration_since(now));
+        let wait = self
+            .state
+            .next_deadline()
+            .map(|deadline| Duration::from_millis(deadline.saturating_sub(self.now_ms())));
+        drain.into_iter().chain(wait).min()
+    }
+
+    /// The state machine's clock (see `started`).
+    fn now_ms(&self) -> u64 {
+        let (at, wall) = self.started;
+        wall.saturating_add(u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX))
     }
 
     /// The first stopping signal among those delivered; others are logged and ignored.
@@ -397,7 +423,8 @@ impl Server {
                                 ),
                             );
                         }
-                        self.state.handle(id, message, now_ms())
+                        let now = self.now_ms();
+                        self.state.handle(id, message, now)
                     }
                     Err(e) => self.state.decode_failed(id, &e),
                 },
@@ -431,6 +458,17 @@ impl Server {
                 }
                 Action::Close(id) => self.close(id, CloseMode::Drain, &mut queue),
                 Action::Log(level, line) => self.log.log(level, &line),
+                Action::Publish(id, message) => {
+                    let behind = self
+                        .conns
+                        .get(&id)
+                        .is_some_and(|c| c.out.len() >= self.config.subscriber_max_frames);
+                    if behind {
+                        queue.extend(self.state.subscriber_lagged(id));
+                    } else {
+                        self.send(id, &message, &mut queue);
+                    }
+                }
                 Action::Deliver {
                     delivery,
                     reply_to,
@@ -717,7 +755,7 @@ fn token(id: ConnId) -> Token {
     Token(usize::try_from(id.0).unwrap_or(usize::MAX))
 }
 
-fn now_ms() -> u64 {
+fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

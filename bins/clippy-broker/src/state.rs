@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clippy_proto::{
-    ErrorReason, Format as WireFormat, Message, PROTOCOL_VERSION, ProtoError, Role, SessionInfo,
-    SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, PatternKind,
+    ProtoError, Role, SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
     CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
@@ -26,6 +26,17 @@ use clippy_registry::{
 };
 
 use crate::log::Level;
+use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
+
+mod events;
+mod routing;
+mod spool_ops;
+
+pub use routing::DEFAULT_MAX_HOPS;
+
+pub use spool_ops::{
+    DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, DiskSpoolFiles, MAX_READ_BYTES, MAX_WAIT_MS, SpoolFiles,
+};
 
 /// How many ended sessions are remembered, to say "it ended" rather than "never heard of it".
 const DEPARTED_MEMORY: usize = 1024;
@@ -61,6 +72,9 @@ pub enum Action {
         /// The id of its request.
         reply_id: u32,
     },
+    /// Queue this event to a subscriber, unless it is too far behind: then report it with
+    /// [`State::subscriber_lagged`] instead.
+    Publish(ConnId, Message),
     /// Write a log line.
     Log(Level, String),
 }
@@ -116,6 +130,9 @@ fn refuse(reason: ErrorReason, message: impl Into<String>) -> Refusal {
 enum Outcome {
     Reply(Message),
     Deliver(Delivery),
+    /// A wait was parked (or already answered): its reply comes when it is satisfied or times
+    /// out.
+    Parked,
 }
 
 /// A registered session.
@@ -124,6 +141,8 @@ struct SessionEntry {
     info: SessionInfo,
     /// The wrapper connection that registered it; only it may report for the session.
     owner: ConnId,
+    /// Its spool and mode, as the wrapper reports them.
+    live: spool_ops::Live,
 }
 
 /// A live connection.
@@ -145,6 +164,24 @@ pub struct State {
     /// Ids of sessions that ended (oldest first), bounded by [`DEPARTED_MEMORY`].
     departed: VecDeque<String>,
     departed_set: HashSet<String>,
+    /// Parked waits, by a key that grows (so iteration is in arrival order).
+    waiters: BTreeMap<u64, spool_ops::Waiter>,
+    next_waiter: u64,
+    /// Pattern waits with spool left to scan after a step's budget ran out.
+    scan_queue: VecDeque<u64>,
+    /// Reused buffer for spool reads.
+    scratch: Vec<u8>,
+    spool_files: Box<dyn SpoolFiles>,
+    /// Routes and approvals.
+    routing: routing::Routing,
+    /// Timers by deadline (handoff submits).
+    timers: BTreeMap<u64, Vec<routing::Timer>>,
+    /// The event stream.
+    events: events::EventLog,
+    /// The latest time the I/O layer passed in: events are stamped with it.
+    clock: u64,
+    /// Pastes and deliveries in progress: (connection, request id) → (sink, target session).
+    relay_deliveries: HashMap<(ConnId, u32), (String, Option<String>)>,
 }
 
 impl State {
@@ -154,6 +191,18 @@ impl State {
     ///
     /// [`RegistryError::InvalidConfig`] when `config` is out of range.
     pub fn new(config: RegistryConfig) -> Result<State, RegistryError> {
+        Self::with_spool_files(config, Box::new(DiskSpoolFiles::default()))
+    }
+
+    /// An empty broker state that reads spools through `spool_files`.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::InvalidConfig`] when `config` is out of range.
+    pub fn with_spool_files(
+        config: RegistryConfig,
+        spool_files: Box<dyn SpoolFiles>,
+    ) -> Result<State, RegistryError> {
         Ok(State {
             registry: Registry::new(config)?,
             relay: RelayBuffer::new(),
@@ -161,7 +210,24 @@ impl State {
             conns: HashMap::new(),
             departed: VecDeque::new(),
             departed_set: HashSet::new(),
+            waiters: BTreeMap::new(),
+            next_waiter: 1,
+            scan_queue: VecDeque::new(),
+            scratch: Vec::new(),
+            spool_files,
+            routing: routing::Routing::new(DEFAULT_SUBMIT_DELAY_MS),
+            timers: BTreeMap::new(),
+            events: events::EventLog::new(DEFAULT_EVENT_HISTORY),
+            clock: 0,
+            relay_deliveries: HashMap::new(),
         })
+    }
+
+    /// Sets the pause between a pasted handoff and its Enter, and how many events are kept for
+    /// late subscribers.
+    pub fn set_routing_options(&mut self, submit_delay_ms: u64, event_history: usize) {
+        self.routing.submit_delay_ms = submit_delay_ms;
+        self.events = events::EventLog::new(event_history);
     }
 
     /// The registry configuration in force.
@@ -200,8 +266,10 @@ impl State {
             Level::Debug,
             format!("connection {conn} closed"),
         )];
+        self.cancel_waiters_of(conn);
+        self.events.unsubscribe(conn);
         for session in entry.sessions {
-            self.remove_session(&session);
+            self.remove_session(&session, &mut out);
             out.push(Action::Log(
                 Level::Info,
                 format!("session {session} gone: its wrapper's connection {conn} closed"),
@@ -289,8 +357,20 @@ impl State {
         reply_id: u32,
         result: Result<(), SinkError>,
     ) -> Vec<Action> {
+        let relay = self.relay_deliveries.remove(&(reply_to, reply_id));
         if !self.conns.contains_key(&reply_to) {
             return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let (Ok(()), Some((sink, to))) = (&result, relay) {
+            let record = EventRecord {
+                kind: "relay.delivered".into(),
+                turn_id: self.relay.turn_id().map(ToString::to_string),
+                to,
+                reason: Some(sink),
+                ..EventRecord::default()
+            };
+            self.emit(record, &mut out);
         }
         let reply = match result {
             Ok(()) => Message::Done { id: reply_id },
@@ -308,7 +388,8 @@ impl State {
             ),
             Err(error) => Message::error(reply_id, ErrorReason::SinkFailed, error.to_string()),
         };
-        vec![Action::Send(reply_to, reply)]
+        out.push(Action::Send(reply_to, reply));
+        out
     }
 
     /// Handles one message from `conn`. `now_ms` (Unix milliseconds) stamps a turn whose
@@ -317,19 +398,32 @@ impl State {
         let Some(entry) = self.conns.get(&conn) else {
             return Vec::new();
         };
+        self.clock = self.clock.max(now_ms);
         let Some(role) = entry.role else {
             return self.first_message(conn, msg);
         };
         let id = msg.id();
+        // Pastes and deliveries of the relay buffer are events once they are done.
+        let relay = match &msg {
+            Message::Paste { session, .. } => Some(("inject".to_owned(), Some(session.clone()))),
+            Message::Deliver { sink, session, .. } => Some((sink.clone(), session.clone())),
+            _ => None,
+        };
         let mut out = Vec::new();
         let result = self.dispatch(conn, role, msg, now_ms, &mut out);
         out.push(match result {
             Ok(Outcome::Reply(reply)) => Action::Send(conn, reply),
-            Ok(Outcome::Deliver(delivery)) => Action::Deliver {
-                delivery,
-                reply_to: conn,
-                reply_id: id,
-            },
+            Ok(Outcome::Deliver(delivery)) => {
+                if let Some(relay) = relay {
+                    self.relay_deliveries.insert((conn, id), relay);
+                }
+                Action::Deliver {
+                    delivery,
+                    reply_to: conn,
+                    reply_id: id,
+                }
+            }
+            Ok(Outcome::Parked) => return out,
             Err(refusal) => Action::Send(conn, Message::error(id, refusal.reason, refusal.message)),
         });
         out
@@ -399,6 +493,7 @@ impl State {
                 | Message::Deregister { .. }
                 | Message::TurnCompleted { .. }
                 | Message::BracketedPaste { .. }
+                | Message::Progress { .. }
         );
         if wrapper_only && role != Role::Wrapper {
             return Err(refuse(
@@ -417,7 +512,7 @@ impl State {
             Message::Register { id, session } => self.register(conn, id, session, out),
             Message::Deregister { id, session } => self.deregister(conn, id, &session, out),
             Message::TurnCompleted { id, session, turn } => {
-                self.turn_completed(conn, id, &session, turn, now_ms)
+                self.turn_completed(conn, id, &session, turn, now_ms, out)
             }
             Message::BracketedPaste {
                 id,
@@ -430,12 +525,12 @@ impl State {
             Message::Capture { id, session } => {
                 let session = self.resolve(&session)?;
                 let record = self.latest(&session)?.clone();
-                Ok(Outcome::Reply(self.capture(id, &record)))
+                Ok(Outcome::Reply(self.capture(id, &record, out)))
             }
             Message::CaptureById { id, turn_id } => {
                 let turn_id = self.resolve_turn_id(&turn_id)?;
                 let record = self.get_turn_record(&turn_id)?.clone();
-                Ok(Outcome::Reply(self.capture(id, &record)))
+                Ok(Outcome::Reply(self.capture(id, &record, out)))
             }
             Message::Paste {
                 session, format, ..
@@ -480,6 +575,107 @@ impl State {
                     content: format_of(format).select(record).to_vec(),
                 }))
             }
+            Message::Progress {
+                id,
+                session,
+                progress,
+            } => self.progress(conn, id, &session, progress, out),
+            Message::Read {
+                id,
+                session,
+                from_cursor,
+                max_bytes,
+            } => self.read(id, &session, from_cursor, max_bytes),
+            Message::WaitFor {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                &pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                None,
+                now_ms,
+                out,
+            ),
+            Message::WaitPrompt {
+                id,
+                session,
+                from_cursor,
+                timeout_ms,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                "",
+                PatternKind::Prompt,
+                from_cursor,
+                timeout_ms,
+                None,
+                now_ms,
+                out,
+            ),
+            Message::ExpectSend {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                data,
+            } => self.wait(
+                conn,
+                id,
+                &session,
+                &pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                Some(data),
+                now_ms,
+                out,
+            ),
+            Message::Send { session, data, .. } => self.send(&session, data),
+            Message::SessionStatus { id, session } => self.session_status(id, &session),
+            Message::Exec {
+                id,
+                session,
+                command,
+                timeout_ms,
+            } => self.exec(conn, id, &session, &command, timeout_ms, now_ms, out),
+            Message::EndSession {
+                id,
+                session,
+                force,
+                timeout_ms,
+            } => self.end_session(conn, id, &session, force, timeout_ms, now_ms, out),
+            Message::RouteAdd { id, route } => self.route_add(id, route, out),
+            Message::RouteList { id } => Ok(self.route_list(id)),
+            Message::RouteRemove { id, route } => self.route_remove(id, &route, out),
+            Message::RoutePause { id, route } => self.route_pause(id, &route, true, out),
+            Message::RouteResume { id, route } => self.route_pause(id, &route, false, out),
+            Message::Inbox { id, session } => self.inbox(id, &session),
+            Message::Approve { id, approval, text } => {
+                self.resolve_approval(id, &approval, true, text, out)
+            }
+            Message::Deny { id, approval } => {
+                self.resolve_approval(id, &approval, false, None, out)
+            }
+            Message::ListEvents { id, since, types } => Ok(Outcome::Reply(Message::Events {
+                id,
+                events: self.events.since(since, &types).cloned().collect(),
+            })),
+            Message::Subscribe { id, since, types } => {
+                self.events.subscribe(conn, id, since, types, out);
+                Ok(Outcome::Parked)
+            }
             reply @ (Message::HelloAck { .. }
             | Message::Done { .. }
             | Message::TurnRecorded { .. }
@@ -487,8 +683,20 @@ impl State {
             | Message::Sessions { .. }
             | Message::Turn { .. }
             | Message::Turns { .. }
+            | Message::SpoolData { .. }
+            | Message::Matched { .. }
+            | Message::Status { .. }
+            | Message::ExecResult { .. }
+            | Message::SessionEnded { .. }
+            | Message::Route { .. }
+            | Message::Routes { .. }
+            | Message::InboxItems { .. }
+            | Message::Events { .. }
+            | Message::Subscribed { .. }
+            | Message::Event { .. }
             | Message::Error { .. }
-            | Message::Inject { .. }) => Err(refuse(
+            | Message::Inject { .. }
+            | Message::Terminate { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -527,8 +735,22 @@ impl State {
                     .add_session(&session)
                     .map_err(|e| refuse(ErrorReason::MissingField, format!("register: {e}")))?;
             }
-            self.sessions
-                .insert(session.clone(), SessionEntry { info, owner: conn });
+            let record = EventRecord {
+                kind: "session.registered".into(),
+                session: Some(session.clone()),
+                name: info.name.clone(),
+                message: Some(format!("pid {}, {}", info.pid, info.command.join(" "))),
+                ..EventRecord::default()
+            };
+            self.sessions.insert(
+                session.clone(),
+                SessionEntry {
+                    info,
+                    owner: conn,
+                    live: spool_ops::Live::default(),
+                },
+            );
+            self.emit(record, out);
         }
         if self.departed_set.remove(&session) {
             self.departed.retain(|s| s != &session);
@@ -566,7 +788,7 @@ impl State {
         if let Some(entry) = self.conns.get_mut(&conn) {
             entry.sessions.remove(session);
         }
-        self.remove_session(session);
+        self.remove_session(session, out);
         out.push(Action::Log(
             Level::Info,
             format!("session {session} deregistered"),
@@ -581,6 +803,7 @@ impl State {
         session: &str,
         turn: TurnData,
         now_ms: u64,
+        out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         self.owned(conn, session)?;
         let turn_id = TurnId::new(session, turn.seq)
@@ -609,14 +832,41 @@ impl State {
             .registry
             .insert(record)
             .map_err(|e| refuse(ErrorReason::SessionNotFound, e.to_string()))?;
+        if outcome.is_stored()
+            && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
+        {
+            let name = self.sessions.get(session).and_then(|e| e.info.name.clone());
+            self.emit(
+                EventRecord {
+                    kind: "turn.completed".into(),
+                    session: Some(session.to_owned()),
+                    name,
+                    turn_id: Some(stored.turn_id().to_string()),
+                    byte_length: Some(stored.meta().byte_length),
+                    ..EventRecord::default()
+                },
+                out,
+            );
+            self.route_turn(&stored, out);
+        }
         Ok(Outcome::Reply(Message::TurnRecorded {
             id,
             turn_id: outcome.into_turn_id().to_string(),
         }))
     }
 
-    fn capture(&mut self, id: u32, record: &TurnRecord) -> Message {
+    fn capture(&mut self, id: u32, record: &TurnRecord, out: &mut Vec<Action>) -> Message {
         self.relay.capture(record);
+        self.emit(
+            EventRecord {
+                kind: "relay.captured".into(),
+                session: Some(record.turn_id().session().to_owned()),
+                turn_id: Some(record.turn_id().to_string()),
+                byte_length: Some(record.meta().byte_length),
+                ..EventRecord::default()
+            },
+            out,
+        );
         Message::Captured {
             id,
             turn_id: record.turn_id().to_string(),
@@ -846,8 +1096,21 @@ impl State {
             .map_err(|e| refuse(ErrorReason::TurnNotFound, e.to_string()))
     }
 
-    fn remove_session(&mut self, session: &str) {
-        self.sessions.remove(session);
+    fn remove_session(&mut self, session: &str, out: &mut Vec<Action>) {
+        let Some(entry) = self.sessions.remove(session) else {
+            return;
+        };
+        self.fail_waiters_of(session, entry.info.spool.as_deref(), out);
+        self.drop_routes_of(session, out);
+        self.emit(
+            EventRecord {
+                kind: "session.exited".into(),
+                session: Some(session.to_owned()),
+                name: entry.info.name,
+                ..EventRecord::default()
+            },
+            out,
+        );
         self.registry.remove_session(session);
         if self.departed_set.insert(session.to_owned()) {
             self.departed.push_back(session.to_owned());
@@ -889,7 +1152,7 @@ mod tests {
 
     use super::*;
 
-    const NOW: u64 = 1_700_000_000_000;
+    pub(super) const NOW: u64 = 1_700_000_000_000;
 
     fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
         State::new(RegistryConfig {
@@ -899,12 +1162,12 @@ mod tests {
         .expect("valid config")
     }
 
-    fn state() -> State {
+    pub(super) fn state() -> State {
         state_with(8, 1024)
     }
 
     /// The messages sent to `conn` by `actions`, ignoring logs.
-    fn sent_to(actions: &[Action], conn: ConnId) -> Vec<Message> {
+    pub(super) fn sent_to(actions: &[Action], conn: ConnId) -> Vec<Message> {
         actions
             .iter()
             .filter_map(|a| match a {
@@ -919,7 +1182,7 @@ mod tests {
     }
 
     /// Sends `msg` and returns the one reply; fails on a close.
-    fn req(st: &mut State, conn: ConnId, msg: Message) -> Message {
+    pub(super) fn req(st: &mut State, conn: ConnId, msg: Message) -> Message {
         let actions = st.handle(conn, msg, NOW);
         assert!(!closes(&actions, conn), "unexpected close: {actions:?}");
         let replies = sent_to(&actions, conn);
@@ -928,7 +1191,7 @@ mod tests {
     }
 
     /// Sends `msg`, expects an error reply, returns its reason and message.
-    fn refused(st: &mut State, conn: ConnId, msg: Message) -> (ErrorReason, String) {
+    pub(super) fn refused(st: &mut State, conn: ConnId, msg: Message) -> (ErrorReason, String) {
         match req(st, conn, msg) {
             Message::Error {
                 reason, message, ..
@@ -937,7 +1200,7 @@ mod tests {
         }
     }
 
-    fn connect(st: &mut State, n: u64, role: Role) -> ConnId {
+    pub(super) fn connect(st: &mut State, n: u64, role: Role) -> ConnId {
         let conn = ConnId(n);
         st.connection_opened(conn, true);
         let reply = req(
@@ -959,7 +1222,7 @@ mod tests {
         conn
     }
 
-    fn info(session: &str, name: Option<&str>, bracketed: bool) -> SessionInfo {
+    pub(super) fn info(session: &str, name: Option<&str>, bracketed: bool) -> SessionInfo {
         SessionInfo {
             session: session.into(),
             name: name.map(Into::into),
@@ -967,6 +1230,7 @@ mod tests {
             command: vec!["agent".into(), "--flag".into()],
             preset: "claude".into(),
             bracketed_paste: bracketed,
+            spool: Some(format!("/spools/{session}")),
         }
     }
 
@@ -981,7 +1245,7 @@ mod tests {
         )
     }
 
-    fn wrapper(st: &mut State, n: u64, session: &str, name: Option<&str>) -> ConnId {
+    pub(super) fn wrapper(st: &mut State, n: u64, session: &str, name: Option<&str>) -> ConnId {
         let conn = connect(st, n, Role::Wrapper);
         assert_eq!(
             register(st, conn, info(session, name, false)),
@@ -990,7 +1254,7 @@ mod tests {
         conn
     }
 
-    fn turn_data(seq: u64, content: &str) -> TurnData {
+    pub(super) fn turn_data(seq: u64, content: &str) -> TurnData {
         TurnData {
             seq,
             timestamp: 1000 + seq,
@@ -1005,7 +1269,13 @@ mod tests {
         }
     }
 
-    fn report(st: &mut State, conn: ConnId, session: &str, seq: u64, content: &str) -> Message {
+    pub(super) fn report(
+        st: &mut State,
+        conn: ConnId,
+        session: &str,
+        seq: u64,
+        content: &str,
+    ) -> Message {
         req(
             st,
             conn,
@@ -1067,7 +1337,7 @@ mod tests {
     }
 
     /// The one delivery in `actions`.
-    fn delivery(actions: &[Action]) -> (&Delivery, ConnId, u32) {
+    pub(super) fn delivery(actions: &[Action]) -> (&Delivery, ConnId, u32) {
         let found: Vec<_> = actions
             .iter()
             .filter_map(|a| match a {
@@ -1204,6 +1474,7 @@ mod tests {
                     id: got,
                     reason: ErrorReason::NotAllowed,
                     message,
+                    ..
                 } => {
                     assert_eq!(got, id);
                     assert!(message.contains("for wrappers"), "{message}");
@@ -1242,6 +1513,7 @@ mod tests {
                 id: 7,
                 reason: ErrorReason::Busy,
                 message: String::new(),
+                resume_cursor: None,
             },
             Message::Inject {
                 id: 0,
@@ -1292,6 +1564,7 @@ mod tests {
                     id: 8,
                     reason: ErrorReason::MissingField,
                     message,
+                    ..
                 },
             ] => assert!(message.contains("session"), "{message}"),
             other => panic!("{other:?}"),
@@ -1988,6 +2261,7 @@ mod tests {
                         id: 8,
                         reason,
                         message,
+                        ..
                     },
                 ] => {
                     assert_eq!(*reason, expected);

@@ -23,7 +23,9 @@ use common::{
 /// Sends a request that must fail; returns the reason and message.
 fn refused(client: &mut Client, make: impl FnOnce(u32) -> Message) -> (ErrorReason, String) {
     match client.request(make) {
-        Err(ProtoError::Broker { reason, message }) => (reason, message),
+        Err(ProtoError::Broker {
+            reason, message, ..
+        }) => (reason, message),
         other => panic!("expected an error reply, got {other:?}"),
     }
 }
@@ -411,6 +413,7 @@ fn unknown_types_and_missing_fields_keep_the_connection_open() {
             id,
             reason,
             message,
+            ..
         }) => {
             assert_eq!((id, reason), (5, ErrorReason::UnknownType));
             assert!(message.contains("frobnicate"), "{message}");
@@ -427,6 +430,7 @@ fn unknown_types_and_missing_fields_keep_the_connection_open() {
             id,
             reason,
             message,
+            ..
         }) => {
             assert_eq!((id, reason), (6, ErrorReason::MissingField));
             assert!(message.contains("session"), "{message}");

@@ -67,6 +67,29 @@ impl Broker {
         self.client.stream()
     }
 
+    /// Lets replies take up to `wait` (a wait request's own deadline plus a grace period).
+    pub fn allow_reply_after(&mut self, wait: Duration) -> Result<(), CtlError> {
+        self.client
+            .set_read_timeout(Some(wait.max(self.timeout)))
+            .map_err(|err| classify(err, &self.socket, self.timeout))?;
+        self.timeout = wait.max(self.timeout);
+        Ok(())
+    }
+
+    /// Waits for messages as long as it takes (a follower of the event stream).
+    pub fn wait_forever(&mut self) -> Result<(), CtlError> {
+        self.client
+            .set_read_timeout(None)
+            .map_err(|err| classify(err, &self.socket, self.timeout))
+    }
+
+    /// The next message that is not a reply (an event, for a subscriber).
+    pub fn next_unsolicited(&mut self) -> Result<Message, CtlError> {
+        self.client
+            .recv()
+            .map_err(|err| classify(err, &self.socket, self.timeout))
+    }
+
     /// Sends the request `make(id)` and returns its reply (an `error` reply is an error).
     pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, CtlError> {
         self.client
@@ -85,7 +108,15 @@ fn no_answer(socket: &Path, timeout: Duration) -> CtlError {
 /// What a protocol-level failure means for the user.
 fn classify(err: ProtoError, socket: &Path, timeout: Duration) -> CtlError {
     match err {
-        ProtoError::Broker { reason, message } => CtlError::Broker { reason, message },
+        ProtoError::Broker {
+            reason,
+            message,
+            resume_cursor,
+        } => CtlError::Broker {
+            reason,
+            message,
+            resume_cursor,
+        },
         ProtoError::NoRuntimeDir => CtlError::NoRuntimeDir,
         ProtoError::Io { source, .. }
             if matches!(source.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
@@ -167,7 +198,8 @@ mod tests {
             classify(
                 ProtoError::Broker {
                     reason: ErrorReason::BufferEmpty,
-                    message: "m".into()
+                    message: "m".into(),
+                    resume_cursor: None,
                 },
                 &sock(),
                 t

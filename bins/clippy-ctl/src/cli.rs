@@ -31,7 +31,8 @@ pub struct Cli {
     /// The broker's socket [default: $XDG_RUNTIME_DIR/clippy/broker.sock].
     #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
-    /// How long connecting to the broker and waiting for each reply may take, in milliseconds.
+    /// How long connecting to the broker and waiting for each reply may take, in milliseconds;
+    /// for wait-for, wait-prompt, expect-send, exec and end-session: how long to wait.
     #[arg(
         long,
         global = true,
@@ -123,8 +124,49 @@ pub enum Command {
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
     },
-    /// Whether the broker answers, its protocol version, its sessions and turns.
-    Status,
+    /// Without SESSION: whether the broker answers, its protocol version, its sessions and turns.
+    /// With SESSION: its mode (idle, busy, starting), cursors, current and last turn.
+    Status {
+        /// Session id, unique id prefix, or name.
+        session: Option<String>,
+    },
+    /// The spool commands.
+    #[command(flatten)]
+    Spool(SpoolCommand),
+    /// Routes: hand every completed turn of one session to another.
+    #[command(subcommand)]
+    Route(RouteCommand),
+    /// The handoffs waiting for a session (queued, or awaiting approval).
+    Inbox {
+        /// Session id, unique id prefix, or name.
+        session: String,
+    },
+    /// Let a handoff of a gated route through (see inbox for its approval id).
+    Approve {
+        /// The approval id, e.g. a3.
+        approval: String,
+        /// Hand over this file's content instead of the original text.
+        #[arg(long, value_name = "FILE")]
+        edit: Option<PathBuf>,
+    },
+    /// Drop a handoff of a gated route.
+    Deny {
+        /// The approval id, e.g. a3.
+        approval: String,
+    },
+    /// The broker's events: its recent history, or with --follow everything as it happens
+    /// (with --json: one JSON object per line).
+    Events {
+        /// Keep printing events as they happen.
+        #[arg(long)]
+        follow: bool,
+        /// Only events after this id.
+        #[arg(long, value_name = "ID")]
+        since: Option<u64>,
+        /// Only events of this type (route.handoff) or category (route); repeatable.
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+    },
     /// Global hotkeys (X11): capture from the focused session, paste into it.
     ///
     /// Grabs the bindings (default super+shift+c capture, super+shift+v paste; [hotkeys] in
@@ -182,6 +224,182 @@ impl ResolverArg {
             Self::Detect => "detect",
             Self::X11 => "x11",
             Self::Tmux => "tmux",
+        }
+    }
+}
+
+/// The commands over a session's spool and terminal (CONTRACTS/SPOOL.md).
+#[derive(Debug, Subcommand)]
+pub enum SpoolCommand {
+    /// Write a session's spool (its output, line endings as \n) from a cursor to stdout; the
+    /// cursors go to stderr.
+    Read {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// Where to start: a resume_cursor from an earlier read or wait.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+        /// Read at most N bytes (at most 1 MiB).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+        max_bytes: Option<u32>,
+    },
+    /// Wait until PATTERN appears in a session's output (escapes stripped) at or after a cursor;
+    /// print the resume_cursor. --timeout is how long to wait.
+    WaitFor {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The text to find (a regex with --regex).
+        pattern: String,
+        #[command(flatten)]
+        kind: PatternArgs,
+        /// Where to start looking.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Wait until the session is back at a prompt that begins at or after a cursor; print the
+    /// resume_cursor. --timeout is how long to wait.
+    WaitPrompt {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The prompt must begin at or after this cursor.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Type DATA into a session. Escapes: \r (Enter), \n, \t, \e (Esc), \a, \b, \0, \\, \xHH
+    /// (\x03 is Ctrl+C).
+    Send {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The bytes to type, with escapes.
+        data: String,
+        /// Append Enter (\r).
+        #[arg(long)]
+        enter: bool,
+    },
+    /// Wait for PATTERN, then type DATA at once: nothing else is written to the session in
+    /// between. Prints the resume_cursor of the match.
+    ExpectSend {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The text to find (a regex with --regex).
+        pattern: String,
+        /// The bytes to type on the match, with escapes as for send.
+        data: String,
+        #[command(flatten)]
+        kind: PatternArgs,
+        /// Append Enter (\r) to DATA.
+        #[arg(long)]
+        enter: bool,
+        /// Where to start looking.
+        #[arg(long = "from", value_name = "CURSOR", default_value_t = 0)]
+        from: u64,
+    },
+    /// Run COMMAND in a session idle at its prompt and print its output (stdout) and its turn,
+    /// exit code and cwd (stderr). Refused with `busy` while a turn runs. --timeout is how long
+    /// to wait for the prompt after it.
+    Exec {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// The command line (several words are joined with spaces).
+        #[arg(required = true, num_args = 1.., value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Interrupt what runs in a session (Ctrl+C) and wait for its prompt. --timeout is how long
+    /// to wait.
+    EndSession {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// If no prompt comes in time, kill the child's process group (the session ends).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// `route …`.
+#[derive(Debug, Subcommand)]
+pub enum RouteCommand {
+    /// Hand every completed turn of FROM to TO: typed in at TO's next prompt (queued while TO
+    /// is busy), then Enter.
+    Add {
+        /// The source session (id, unique prefix or name).
+        from: String,
+        /// The target session (id, unique prefix or name).
+        to: String,
+        /// handoff: TO acts on it; report: TO is told (the default template names the source).
+        #[arg(long, value_enum, default_value_t = RouteKindArg::Handoff)]
+        kind: RouteKindArg,
+        /// A file with the text to hand over; {turn}, {session}, {name}, {turn_id} and
+        /// {input} are replaced.
+        #[arg(long, value_name = "FILE", conflicts_with = "template_text")]
+        template: Option<PathBuf>,
+        /// The template as text.
+        #[arg(long, value_name = "TEXT")]
+        template_text: Option<String>,
+        /// Which view of the turn {turn} is [default: text].
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
+        /// Interrupt a busy target (Ctrl+C, wait for its prompt) instead of waiting.
+        #[arg(long)]
+        interrupt: bool,
+        /// Handoffs allowed since the last human keystroke into either session [default: 16].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_hops: Option<u32>,
+        /// Park each handoff until `clippy-ctl approve`.
+        #[arg(long)]
+        gated: bool,
+        /// Press Enter after the text (the default).
+        #[arg(long, conflicts_with = "no_submit")]
+        submit: bool,
+        /// Type the text without pressing Enter.
+        #[arg(long)]
+        no_submit: bool,
+    },
+    /// List the routes.
+    List,
+    /// Remove a route and the handoffs it queued.
+    Rm {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+    /// Stop handing over until resumed.
+    Pause {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+    /// Hand over again (the hop count starts from 0).
+    Resume {
+        /// The route id, e.g. r1.
+        route: String,
+    },
+}
+
+/// `route add --kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RouteKindArg {
+    /// The target acts on the turn.
+    Handoff,
+    /// The target is told about the turn.
+    Report,
+}
+
+/// `--regex` / `--literal`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct PatternArgs {
+    /// PATTERN is a regular expression (Rust regex syntax, multi-line: ^ and $ match at lines).
+    #[arg(long, conflicts_with = "literal")]
+    pub regex: bool,
+    /// PATTERN is literal text (the default).
+    #[arg(long)]
+    pub literal: bool,
+}
+
+impl PatternArgs {
+    /// The wire kind.
+    pub fn kind(self) -> clippy_proto::PatternKind {
+        if self.regex {
+            clippy_proto::PatternKind::Regex
+        } else {
+            clippy_proto::PatternKind::Literal
         }
     }
 }

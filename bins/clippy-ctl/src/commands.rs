@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory;
-use clippy_proto::{Format, Message, PROTOCOL_VERSION, SessionSummary, TurnMeta};
+use clippy_proto::{
+    EventRecord, Format, InboxItem, Message, PROTOCOL_VERSION, RouteInfo, SessionState,
+    SessionSummary, TurnMeta,
+};
 
 use crate::broker::{Broker, resolve_socket, unexpected};
 use crate::cli::{Cli, Command, FormatArg, SinkArg};
@@ -13,6 +16,7 @@ use crate::config::Config;
 use crate::error::CtlError;
 use crate::{focus, hotkeys};
 use clippy_desktop::Environment;
+use crate::spool::{Executed, Found};
 
 /// What a command found out, ready to render.
 #[derive(Debug)]
@@ -66,6 +70,66 @@ pub enum Report {
     HotkeysStopped,
     /// `tmux-bindings`: the lines for `.tmux.conf`.
     TmuxBindings(String),
+    /// `status SESSION`.
+    SessionStatus(SessionState),
+    /// `read`.
+    SpoolData {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Where they start.
+        cursor: u64,
+        /// Where the next read starts.
+        resume_cursor: u64,
+    },
+    /// `wait-for`, `wait-prompt`, `expect-send`.
+    Found(Found),
+    /// `send`.
+    Sent {
+        /// The target session as given.
+        session: String,
+        /// How many bytes were typed.
+        bytes: usize,
+    },
+    /// `exec`.
+    Executed(Executed),
+    /// `route add`, `route pause`, `route resume`.
+    Route {
+        /// The route now.
+        route: RouteInfo,
+        /// `added`, `paused` or `resumed`.
+        verb: &'static str,
+    },
+    /// `route list`.
+    Routes(Vec<RouteInfo>),
+    /// `route rm`.
+    RouteRemoved(String),
+    /// `inbox`.
+    Inbox {
+        /// The session id.
+        session: String,
+        /// Oldest first.
+        items: Vec<InboxItem>,
+    },
+    /// `approve`, `deny`.
+    Resolved {
+        /// The approval id.
+        approval: String,
+        /// Approved (else denied).
+        approved: bool,
+        /// With new text.
+        edited: bool,
+    },
+    /// `events` (without `--follow`).
+    Events(Vec<EventRecord>),
+    /// `end-session`.
+    Ended {
+        /// The session as given.
+        session: String,
+        /// `idle`, `interrupted` or `killed`.
+        outcome: String,
+        /// The spool size then.
+        resume_cursor: u64,
+    },
     /// `completions`.
     Completions {
         /// The shell.
@@ -233,12 +297,36 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 other => Err(unexpected("deliver", &other)),
             }
         }
-        Command::Status => status(cli.socket.as_deref(), timeout),
+        Command::Status { session: None } => status(cli.socket.as_deref(), timeout),
+        Command::Status {
+            session: Some(session),
+        } => crate::spool::session_status(&connect, session),
+        Command::Spool(command) => crate::spool::run(command, timeout, &connect),
+        Command::Route(command) => crate::routing::route(command, &connect),
+        Command::Inbox { session } => crate::routing::inbox(&connect, session),
+        Command::Approve { approval, edit } => {
+            crate::routing::resolve(&connect, approval, true, edit.as_deref())
+        }
+        Command::Deny { approval } => crate::routing::resolve(&connect, approval, false, None),
+        Command::Events { since, types, .. } => crate::routing::events(&connect, *since, types),
         Command::Hotkeys(args) => hotkeys::run(cli, args, &config),
         Command::TmuxBindings(args) => hotkeys::tmux_bindings_report(args, &config),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man { command } => man(command.as_deref()),
     }
+}
+
+/// `events --follow`: every event, as it happens, to `write`.
+pub fn follow_events(
+    cli: &Cli,
+    since: Option<u64>,
+    types: &[String],
+    write: &mut dyn FnMut(&EventRecord) -> std::io::Result<()>,
+) -> Result<(), CtlError> {
+    Config::load(cli.config.as_deref())?;
+    let socket = resolve_socket(cli.socket.as_deref())?;
+    let broker = Broker::connect(&socket, Duration::from_millis(cli.timeout))?;
+    crate::routing::follow(broker, since, types, write)
 }
 
 fn captured(request: &str, reply: Message) -> Result<Report, CtlError> {

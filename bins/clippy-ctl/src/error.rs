@@ -46,6 +46,8 @@ pub enum CtlError {
         reason: ErrorReason,
         /// Its explanation.
         message: String,
+        /// For a wait that timed out: where to resume.
+        resume_cursor: Option<u64>,
     },
     /// The broker's reply could not be understood: malformed, unexpected, wrong version.
     #[error("protocol error: {0}")]

@@ -86,6 +86,7 @@ mod tests {
         CtlError::Broker {
             reason,
             message: String::new(),
+            resume_cursor: None,
         }
     }
 

@@ -13,6 +13,8 @@ mod exit;
 mod focus;
 mod hotkeys;
 mod output;
+mod routing;
+mod spool;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -43,6 +45,25 @@ fn main() -> ExitCode {
     };
     if cli.notify && !cli.json {
         return notified(&cli);
+    }
+    // The one command that streams: each event is printed as it arrives.
+    if let cli::Command::Events {
+        follow: true,
+        since,
+        types,
+    } = &cli.command
+    {
+        let json = cli.json;
+        let followed = commands::follow_events(&cli, *since, types, &mut |event| {
+            routing::write_event(&mut out, event, json)
+        });
+        return match followed {
+            Ok(()) => finish(Ok(()), Exit::Ok),
+            Err(error) => {
+                let written = output::render_error(&error, cli.json, &mut out, &mut err);
+                finish(written, exit::exit_code(&error))
+            }
+        };
     }
     match commands::run(&cli) {
         Ok(report) => {

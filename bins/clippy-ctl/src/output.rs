@@ -10,7 +10,10 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use base64::Engine as _;
-use clippy_proto::{Format, SessionSummary, TurnMeta};
+use clippy_proto::{
+    EventRecord, Format, InboxItem, Mode, RouteInfo, RouteKind, SessionState, SessionSummary,
+    TurnMeta,
+};
 use serde_json::{Value, json};
 
 use crate::commands::{BrokerState, Report, Status};
@@ -31,6 +34,13 @@ pub fn render(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<()> {
+    // Events are a stream: one JSON object per line (JSONL), as `events --follow` prints them.
+    if let (true, Report::Events(events)) = (json, report) {
+        for event in events {
+            write_json(out, &json!(event))?;
+        }
+        return Ok(());
+    }
     if json {
         return write_json(out, &report_json(report));
     }
@@ -77,9 +87,219 @@ pub fn render(
         Report::Status(status) => status_lines(out, status),
         Report::HotkeysStopped => writeln!(out, "hotkeys released"),
         Report::TmuxBindings(lines) => out.write_all(lines.as_bytes()),
+        Report::SessionStatus(status) => session_status_lines(out, status),
+        Report::SpoolData {
+            data,
+            cursor,
+            resume_cursor,
+        } => {
+            out.write_all(data)?;
+            out.flush()?;
+            writeln!(
+                err,
+                "read {} bytes from cursor {cursor}; resume_cursor {resume_cursor}",
+                data.len()
+            )
+        }
+        Report::Found(found) => {
+            // The cursor alone on stdout, for `cursor=$(clippy-ctl wait-for …)`.
+            writeln!(out, "{}", found.resume_cursor)?;
+            let (start, end) = found.match_span;
+            let mut line = format!("matched {:?} at [{start}, {end})", clean(&found.match_text));
+            if let Some(code) = found.exit_code {
+                line.push_str(&format!(", exit {code}"));
+            }
+            if let Some(cwd) = &found.cwd {
+                line.push_str(&format!(", cwd {}", clean(cwd)));
+            }
+            writeln!(err, "{line}")
+        }
+        Report::Sent { session, bytes } => {
+            writeln!(out, "sent {bytes} bytes to {}", clean(session))
+        }
+        Report::Executed(executed) => {
+            out.write_all(executed.output.as_bytes())?;
+            if !executed.output.is_empty() && !executed.output.ends_with('\n') {
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+            let show = |value: Option<String>| value.unwrap_or_else(|| "-".into());
+            writeln!(
+                err,
+                "turn {}, exit {}, cwd {}, resume_cursor {}",
+                show(executed.turn_id.as_deref().map(clean)),
+                show(executed.exit_code.map(|c| c.to_string())),
+                show(executed.cwd.as_deref().map(clean)),
+                executed.resume_cursor
+            )
+        }
+        Report::Ended {
+            session,
+            outcome,
+            resume_cursor,
+        } => writeln!(
+            out,
+            "session {}: {}; resume_cursor {resume_cursor}",
+            clean(session),
+            match outcome.as_str() {
+                "idle" => "already idle at its prompt, nothing to end",
+                "interrupted" => "interrupted, back at its prompt",
+                "killed" => "no prompt after Ctrl+C: its process group was killed",
+                other => other,
+            }
+        ),
+        Report::Route { route, verb } => writeln!(out, "{verb} {}", route_line(route)),
+        Report::Routes(routes) => routes_table(out, routes),
+        Report::RouteRemoved(route) => writeln!(out, "removed route {}", clean(route)),
+        Report::Inbox { session, items } => inbox_table(out, session, items),
+        Report::Resolved {
+            approval,
+            approved,
+            edited,
+        } => writeln!(
+            out,
+            "{} {}",
+            match (approved, edited) {
+                (true, false) => "approved",
+                (true, true) => "approved with the edited text:",
+                (false, _) => "denied",
+            },
+            clean(approval)
+        ),
+        Report::Events(events) => {
+            for event in events {
+                writeln!(out, "{}", event_line(event))?;
+            }
+            Ok(())
+        }
         Report::Completions { script, .. } => out.write_all(script.as_bytes()),
         Report::Man(roff) => out.write_all(roff.as_bytes()),
     }
+}
+
+/// `r1: coder → reviewer (handoff, text, submit, 0/16 hops, 3 handoffs)`, with the pause.
+fn route_line(r: &RouteInfo) -> String {
+    let mut flags = vec![
+        match r.kind {
+            RouteKind::Handoff => "handoff",
+            RouteKind::Report => "report",
+        },
+        format_name(r.format),
+        if r.submit { "submit" } else { "no submit" },
+    ];
+    if r.interrupt {
+        flags.push("interrupt");
+    }
+    if r.gated {
+        flags.push("gated");
+    }
+    let mut line = format!(
+        "route {}: {} -> {} ({}, {}/{} hops, {} handoffs)",
+        clean(&r.route),
+        clean(&r.from),
+        clean(&r.to),
+        flags.join(", "),
+        r.hops,
+        r.max_hops,
+        r.handoffs
+    );
+    if let Some(reason) = &r.paused_reason {
+        line.push_str(&format!(", paused: {}", clean(reason)));
+    }
+    line
+}
+
+fn routes_table(out: &mut dyn Write, routes: &[RouteInfo]) -> io::Result<()> {
+    if routes.is_empty() {
+        return writeln!(out, "no routes");
+    }
+    let header = [
+        "ROUTE", "FROM", "TO", "KIND", "STATE", "HOPS", "HANDOFFS", "FLAGS",
+    ];
+    let rows = routes.iter().map(|r| {
+        let flags: Vec<&str> = [
+            (r.interrupt, "interrupt"),
+            (r.gated, "gated"),
+            (!r.submit, "no-submit"),
+            (r.format == Format::Raw, "raw"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        vec![
+            clean(&r.route),
+            clean(&r.from),
+            clean(&r.to),
+            match r.kind {
+                RouteKind::Handoff => "handoff".into(),
+                RouteKind::Report => "report".into(),
+            },
+            r.paused_reason
+                .as_deref()
+                .map_or_else(|| "active".into(), |why| format!("paused ({})", clean(why))),
+            format!("{}/{}", r.hops, r.max_hops),
+            r.handoffs.to_string(),
+            if flags.is_empty() {
+                "-".into()
+            } else {
+                flags.join(",")
+            },
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+fn inbox_table(out: &mut dyn Write, session: &str, items: &[InboxItem]) -> io::Result<()> {
+    if items.is_empty() {
+        return writeln!(out, "nothing waits for {}", clean(session));
+    }
+    let header = ["HANDOFF", "ROUTE", "TURN", "BYTES", "STATE", "APPROVAL"];
+    let rows = items.iter().map(|i| {
+        vec![
+            clean(&i.handoff),
+            clean(&i.route),
+            clean(&i.turn_id),
+            i.byte_length.to_string(),
+            clean(&i.state),
+            i.approval.as_deref().map_or_else(|| "-".into(), clean),
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+/// One event for people: `#12 2026-11-22T10:00:00.000Z route.handoff r1 coder -> reviewer …`.
+pub fn event_line(e: &EventRecord) -> String {
+    let mut parts = vec![format!("#{}", e.id), e.ts.clone(), clean(&e.kind)];
+    if let Some(route) = &e.route {
+        parts.push(clean(route));
+    }
+    match (&e.session, &e.to) {
+        (Some(from), Some(to)) => parts.push(format!("{} -> {}", clean(from), clean(to))),
+        (Some(session), None) => parts.push(clean(session)),
+        (None, Some(to)) => parts.push(format!("-> {}", clean(to))),
+        (None, None) => {}
+    }
+    for (label, value) in [
+        ("", e.name.as_deref()),
+        ("turn ", e.turn_id.as_deref()),
+        ("handoff ", e.handoff.as_deref()),
+        ("approval ", e.approval.as_deref()),
+        ("", e.reason.as_deref()),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{label}{}", clean(value)));
+        }
+    }
+    if let Some(bytes) = e.byte_length {
+        parts.push(format!("{bytes} bytes"));
+    }
+    if let Some(hops) = e.hops {
+        parts.push(format!("{hops} hops"));
+    }
+    if let Some(message) = &e.message {
+        parts.push(format!("— {}", clean(message)));
+    }
+    parts.join(" ")
 }
 
 /// Writes `error`: `{"error": {"reason", "message"}}` on `out` with `json`, else
@@ -90,12 +310,32 @@ pub fn render_error(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<()> {
+    // A wait that timed out says where to resume: on stdout, like a match's cursor.
+    let resume_cursor = match error {
+        CtlError::Broker { resume_cursor, .. } => *resume_cursor,
+        _ => None,
+    };
     if json {
-        return write_json(out, &json!({ "error": error_json(error) }));
+        return write_json(
+            out,
+            &match resume_cursor {
+                Some(cursor) => json!({
+                    "matched": false,
+                    "error": error_json(error),
+                    "resume_cursor": cursor,
+                }),
+                None => json!({ "error": error_json(error) }),
+            },
+        );
+    }
+    if let Some(cursor) = resume_cursor {
+        writeln!(out, "{cursor}")?;
     }
     match error {
         // The broker's reason first, as it is on the wire, so scripts can grep for it.
-        CtlError::Broker { reason, message } => {
+        CtlError::Broker {
+            reason, message, ..
+        } => {
             writeln!(err, "{PROGRAM}: {reason}: {}", clean(message))?;
         }
         other => writeln!(err, "{PROGRAM}: {}", clean(&other.to_string()))?,
@@ -152,15 +392,7 @@ fn report_json(report: &Report) -> Value {
             let mut turn = turn_meta_json(meta);
             if let Value::Object(fields) = &mut turn {
                 fields.insert("format".into(), format_name(*format).into());
-                match std::str::from_utf8(content) {
-                    Ok(text) => fields.insert("content".into(), text.into()),
-                    Err(_) => fields.insert(
-                        "content_b64".into(),
-                        base64::engine::general_purpose::STANDARD
-                            .encode(content)
-                            .into(),
-                    ),
-                };
+                insert_bytes(fields, "content", content);
             }
             json!({ "turn": turn })
         }
@@ -201,6 +433,69 @@ fn report_json(report: &Report) -> Value {
             };
             json!({ "status": status })
         }
+        Report::SessionStatus(status) => json!({ "session_status": status }),
+        Report::SpoolData {
+            data,
+            cursor,
+            resume_cursor,
+        } => {
+            let mut value = json!({ "cursor": cursor, "resume_cursor": resume_cursor });
+            if let Value::Object(fields) = &mut value {
+                insert_bytes(fields, "data", data);
+            }
+            value
+        }
+        Report::Found(found) => {
+            let mut value = json!({
+                "matched": true,
+                "match_text": found.match_text,
+                "match_cursor": found.match_span.0,
+                "match_span": { "start": found.match_span.0, "end": found.match_span.1 },
+                "resume_cursor": found.resume_cursor,
+            });
+            if let Value::Object(fields) = &mut value {
+                if let Some(code) = found.exit_code {
+                    fields.insert("exit_code".into(), code.into());
+                }
+                if let Some(cwd) = &found.cwd {
+                    fields.insert("cwd".into(), cwd.clone().into());
+                }
+            }
+            value
+        }
+        Report::Sent { session, bytes } => {
+            json!({ "sent": { "session": session, "bytes": bytes } })
+        }
+        Report::Executed(executed) => json!({
+            "turn_id": executed.turn_id,
+            "output": executed.output,
+            "exit_code": executed.exit_code,
+            "cwd": executed.cwd,
+            "resume_cursor": executed.resume_cursor,
+        }),
+        Report::Ended {
+            session,
+            outcome,
+            resume_cursor,
+        } => json!({ "ended": {
+            "session": session,
+            "outcome": outcome,
+            "resume_cursor": resume_cursor,
+        } }),
+        Report::Route { route, .. } => json!({ "route": route }),
+        Report::Routes(routes) => json!({ "routes": routes }),
+        Report::RouteRemoved(route) => json!({ "removed": route }),
+        Report::Inbox { session, items } => json!({ "session": session, "items": items }),
+        Report::Resolved {
+            approval,
+            approved,
+            edited,
+        } => json!({ "resolved": {
+            "approval": approval,
+            "decision": if *approved { "approved" } else { "denied" },
+            "edited": edited,
+        } }),
+        Report::Events(events) => json!(events),
         Report::Completions { shell, script } => {
             json!({ "completions": { "shell": shell, "script": script } })
         }
@@ -208,6 +503,70 @@ fn report_json(report: &Report) -> Value {
         Report::HotkeysStopped => json!({ "hotkeys": { "stopped": true } }),
         Report::TmuxBindings(lines) => json!({ "tmux_bindings": lines }),
     }
+}
+
+/// Bytes in JSON: `name` when they are valid UTF-8, else `name_b64` (standard base64).
+fn insert_bytes(fields: &mut serde_json::Map<String, Value>, name: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => fields.insert(name.into(), text.into()),
+        Err(_) => fields.insert(
+            format!("{name}_b64"),
+            base64::engine::general_purpose::STANDARD
+                .encode(bytes)
+                .into(),
+        ),
+    };
+}
+
+fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()> {
+    let show = |value: Option<String>| value.unwrap_or_else(|| "-".into());
+    let mode = match s.mode {
+        Mode::Idle => "idle",
+        Mode::Busy if s.exec_running => "busy (exec)",
+        Mode::Busy => "busy",
+        Mode::Starting => "starting",
+    };
+    writeln!(out, "session:        {}", clean(&s.session))?;
+    writeln!(
+        out,
+        "name:           {}",
+        show(s.name.as_deref().map(clean))
+    )?;
+    writeln!(out, "pid:            {}", s.pid)?;
+    writeln!(
+        out,
+        "connected:      {}",
+        if s.connected { "yes" } else { "no" }
+    )?;
+    writeln!(out, "mode:           {mode}")?;
+    writeln!(
+        out,
+        "running:        {}",
+        show(s.current_input.as_deref().map(clean))
+    )?;
+    writeln!(out, "resume_cursor:  {}", s.resume_cursor)?;
+    writeln!(
+        out,
+        "prompt_cursor:  {}",
+        show(s.prompt_cursor.map(|c| c.to_string()))
+    )?;
+    writeln!(
+        out,
+        "last turn:      {}",
+        show(s.last_turn_id.as_deref().map(clean))
+    )?;
+    writeln!(
+        out,
+        "exit code:      {}",
+        show(s.exit_code.map(|c| c.to_string()))
+    )?;
+    writeln!(out, "cwd:            {}", show(s.cwd.as_deref().map(clean)))?;
+    writeln!(out, "waits:          {}", s.waiters)?;
+    writeln!(
+        out,
+        "spool:          {}",
+        show(s.spool.as_deref().map(clean))
+    )
 }
 
 fn session_json(s: &SessionSummary) -> Value {
@@ -532,6 +891,7 @@ mod tests {
         let error = CtlError::Broker {
             reason: clippy_proto::ErrorReason::SessionNotFound,
             message: "no session \"x\"".into(),
+            resume_cursor: None,
         };
         let (mut out, mut err) = (Vec::new(), Vec::new());
         render_error(&error, false, &mut out, &mut err).unwrap();

@@ -13,7 +13,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use clippy_proto::{
-    Client, FrameDecoder, Message, ProtoError, Role, SessionInfo, TurnData, decode,
+    Client, FrameDecoder, Message, Progress, ProtoError, Role, SessionInfo, TurnData, decode,
 };
 
 /// Turns kept for re-sending after a reconnection (the broker's default ring depth).
@@ -28,6 +28,8 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 pub enum FromBroker {
     /// Bytes to write into the child's PTY.
     Inject(Vec<u8>),
+    /// Kill the child's process group.
+    Terminate,
     /// Connection `generation` ended.
     Closed(u64),
 }
@@ -40,6 +42,8 @@ pub struct BrokerLink {
     /// Incremented on every connection, so a stale reader's `Closed` is recognised.
     generation: u64,
     held: VecDeque<TurnData>,
+    /// The latest progress, re-sent after every (re)registration.
+    progress: Option<Progress>,
     backoff: Duration,
     next_attempt: Instant,
     to_sink: Sender<crate::sink::SinkInput>,
@@ -59,6 +63,7 @@ impl BrokerLink {
             client: None,
             generation: 0,
             held: VecDeque::new(),
+            progress: None,
             backoff: Duration::from_millis(100),
             next_attempt: Instant::now(),
             to_sink,
@@ -111,6 +116,17 @@ impl BrokerLink {
         self.held.push_back(turn.clone());
         let session = self.info.session.clone();
         self.send(|id| Message::TurnCompleted { id, session, turn });
+    }
+
+    /// Reports the spool's size and the session's mode.
+    pub fn progress(&mut self, progress: Progress) {
+        self.progress = Some(progress.clone());
+        let session = self.info.session.clone();
+        self.send(|id| Message::Progress {
+            id,
+            session,
+            progress,
+        });
     }
 
     /// Reports the child's bracketed-paste mode.
@@ -166,6 +182,14 @@ impl BrokerLink {
             let turn = turn.clone();
             client.request(|id| Message::TurnCompleted { id, session, turn })?;
         }
+        if let Some(progress) = self.progress.clone() {
+            let session = self.info.session.clone();
+            client.request(|id| Message::Progress {
+                id,
+                session,
+                progress,
+            })?;
+        }
         self.generation += 1;
         let reader = client
             .stream()
@@ -206,10 +230,15 @@ fn read_commands(
         loop {
             match decoder.next_frame() {
                 Ok(Some(payload)) => {
-                    if let Ok(Message::Inject { data, .. }) = decode(&payload)
-                        && to_sink
-                            .send(crate::sink::SinkInput::Broker(FromBroker::Inject(data)))
-                            .is_err()
+                    let command = match decode(&payload) {
+                        Ok(Message::Inject { data, .. }) => FromBroker::Inject(data),
+                        Ok(Message::Terminate { .. }) => FromBroker::Terminate,
+                        // Replies to what the link sent: nothing to do.
+                        _ => continue,
+                    };
+                    if to_sink
+                        .send(crate::sink::SinkInput::Broker(command))
+                        .is_err()
                     {
                         break 'read;
                     }

@@ -20,7 +20,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::shell_integration;
-use crate::sink::{self, SessionEvent};
+use crate::sink::{self, FromBrokerCommand, SessionEvent};
 use crate::tap::{Tap, Tapped};
 
 const STDIN: Token = Token(0);
@@ -153,6 +153,7 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
         preset: detector.preset().name().to_owned(),
+        spool: spool.path().map(|p| p.to_string_lossy().into_owned()),
     });
     let tap =
         Tap::start(detector, spool, events.clone()).map_err(io("cannot start the session"))?;
@@ -205,7 +206,7 @@ struct Session {
     master: PtyMaster,
     tap: Tap,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
-    injected: std::sync::mpsc::Receiver<Vec<u8>>,
+    injected: std::sync::mpsc::Receiver<FromBrokerCommand>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
     tap_out: Vec<u8>,
     /// Input read from the user that the child has not taken yet.
@@ -283,7 +284,16 @@ impl Session {
                         stdin_open = false;
                         let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd));
                     }
-                    INJECT => self.take_injected()?,
+                    // `end-session --force`: the child's process group and whatever runs in
+                    // the foreground go; the PTY then closes and the session ends as with any
+                    // exit.
+                    INJECT if self.take_injected()? => {
+                        eprint!(
+                            "\r\nclippy-session: ended by the broker (end-session --force)\r\n"
+                        );
+                        let _ = child.signal_group(Signal::SIGKILL);
+                        let _ = child.signal_own_group(Signal::SIGKILL);
+                    }
                     SIGNALS => {
                         pending_signals.clear();
                         signals.drain_into(&mut pending_signals)?;
@@ -376,18 +386,32 @@ impl Session {
         self.pending_input.extend_from_slice(bytes);
         self.flush_input()?;
         self.flush_tap();
-        self.tap.send(Tapped::Input(bytes.to_vec()));
+        self.tap.send(Tapped::Input {
+            bytes: bytes.to_vec(),
+            human: true,
+        });
         Ok(true)
     }
 
     /// Queues what the broker asked to inject; the detector sees it as input, like typing.
-    fn take_injected(&mut self) -> Result<(), SessionError> {
-        while let Ok(data) = self.injected.try_recv() {
-            self.pending_input.extend_from_slice(&data);
-            self.flush_tap();
-            self.tap.send(Tapped::Input(data));
+    /// `true` when the broker asked to terminate the child.
+    fn take_injected(&mut self) -> Result<bool, SessionError> {
+        let mut terminate = false;
+        while let Ok(command) = self.injected.try_recv() {
+            match command {
+                FromBrokerCommand::Input(data) => {
+                    self.pending_input.extend_from_slice(&data);
+                    self.flush_tap();
+                    self.tap.send(Tapped::Input {
+                        bytes: data,
+                        human: false,
+                    });
+                }
+                FromBrokerCommand::Terminate => terminate = true,
+            }
         }
-        self.flush_input()
+        self.flush_input()?;
+        Ok(terminate)
     }
 
     /// Hands the output gathered for the tap over to it.

@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use clippy_proto::{SessionInfo, TurnData};
+use clippy_proto::{Progress, SessionInfo, TurnData};
 use clippy_turn::Turn;
 
 use crate::broker_link::{BrokerLink, FromBroker};
@@ -23,6 +23,8 @@ pub enum SessionEvent {
         pid: u32,
         command: Vec<String>,
         preset: String,
+        /// The spool file, when the session has one.
+        spool: Option<String>,
     },
     /// A turn completed at `timestamp` (Unix ms); `spool_span` is its byte range in the spool.
     Turn {
@@ -32,6 +34,8 @@ pub enum SessionEvent {
     },
     /// The child turned bracketed paste on or off.
     BracketedPaste(bool),
+    /// The spool grew or the session's mode changed.
+    Progress(Box<Progress>),
     /// The spool could not be written (reported once; the session goes on).
     SpoolFailed(String),
     /// The session is over: deregister and finish.
@@ -58,10 +62,27 @@ impl Events {
     }
 }
 
-/// Where injected bytes go: a channel to the loop, and the waker that makes it look.
+/// What the broker asks the loop to do.
+#[derive(Debug)]
+pub enum FromBrokerCommand {
+    /// Write these bytes to the child, as typed.
+    Input(Vec<u8>),
+    /// Kill the child's process group (`end-session --force`).
+    Terminate,
+}
+
+/// Where the broker's commands go: a channel to the loop, and the waker that makes it look.
 pub struct Injector {
-    pub tx: Sender<Vec<u8>>,
+    pub tx: Sender<FromBrokerCommand>,
     pub waker: Arc<mio::Waker>,
+}
+
+impl Injector {
+    fn pass(&self, command: FromBrokerCommand) {
+        if self.tx.send(command).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
 }
 
 /// How the sink thread is set up.
@@ -80,6 +101,9 @@ struct TurnLine<'a> {
     name: Option<&'a str>,
     turn_id: String,
     seq: u64,
+    /// When the turn completed: Unix milliseconds, and ISO-8601 UTC.
+    timestamp: u64,
+    time: String,
     input: &'a str,
     interrupted: bool,
     truncated: bool,
@@ -143,19 +167,40 @@ struct Sink {
 
 impl Sink {
     fn run(mut self, rx: Receiver<SinkInput>) {
+        // Progress reports are coalesced: one is held while more input is queued, replaced by
+        // a newer one, and sent before anything else is handled or the thread waits, so the
+        // broker sees them in order and never late, but not one per PTY read under load.
+        let mut held_progress: Option<Box<Progress>> = None;
         loop {
-            let next = match self.link.as_ref().and_then(BrokerLink::next_attempt) {
-                Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
-                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            let next = if held_progress.is_some() {
+                match rx.try_recv() {
+                    Ok(input) => Ok(input),
+                    Err(TryRecvError::Empty) => {
+                        self.progress(held_progress.take());
+                        continue;
+                    }
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                }
+            } else {
+                match self.link.as_ref().and_then(BrokerLink::next_attempt) {
+                    Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                }
             };
+            if let Ok(SinkInput::Session(SessionEvent::Progress(progress))) = next {
+                held_progress = Some(progress);
+                continue;
+            }
+            self.progress(held_progress.take());
             match next {
                 Ok(SinkInput::Session(SessionEvent::Ended))
                 | Err(RecvTimeoutError::Disconnected) => break,
                 Ok(SinkInput::Session(event)) => self.session_event(event),
                 Ok(SinkInput::Broker(FromBroker::Inject(data))) => {
-                    if self.options.injector.tx.send(data).is_ok() {
-                        let _ = self.options.injector.waker.wake();
-                    }
+                    self.options.injector.pass(FromBrokerCommand::Input(data));
+                }
+                Ok(SinkInput::Broker(FromBroker::Terminate)) => {
+                    self.options.injector.pass(FromBrokerCommand::Terminate);
                 }
                 Ok(SinkInput::Broker(FromBroker::Closed(generation))) => {
                     if let Some(link) = &mut self.link {
@@ -182,6 +227,7 @@ impl Sink {
                 pid,
                 command,
                 preset,
+                spool,
             } => {
                 self.session = session_id.clone();
                 self.name = name.clone();
@@ -193,6 +239,7 @@ impl Sink {
                         command,
                         preset,
                         bracketed_paste: self.bracketed,
+                        spool,
                     };
                     self.link = Some(BrokerLink::new(socket, info, self.tx.clone(), start_broker));
                 }
@@ -204,7 +251,7 @@ impl Sink {
             } => {
                 let turn = *turn;
                 let text = turn.text();
-                self.log_turn(&turn, spool_span, &text);
+                self.log_turn(&turn, spool_span, timestamp, &text);
                 if let Some(link) = &mut self.link {
                     link.turn(TurnData {
                         seq: turn.seq,
@@ -226,6 +273,7 @@ impl Sink {
                     link.bracketed_paste(enabled);
                 }
             }
+            SessionEvent::Progress(progress) => self.progress(Some(progress)),
             SessionEvent::SpoolFailed(reason) => {
                 eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r");
             }
@@ -233,7 +281,19 @@ impl Sink {
         }
     }
 
-    fn log_turn(&mut self, turn: &Turn, spool_span: Option<(u64, u64)>, text: &str) {
+    fn progress(&mut self, progress: Option<Box<Progress>>) {
+        if let (Some(progress), Some(link)) = (progress, &mut self.link) {
+            link.progress(*progress);
+        }
+    }
+
+    fn log_turn(
+        &mut self,
+        turn: &Turn,
+        spool_span: Option<(u64, u64)>,
+        timestamp: u64,
+        text: &str,
+    ) {
         let Some(file) = &mut self.log else { return };
         let utf8 = std::str::from_utf8(&turn.content).ok();
         let line = TurnLine {
@@ -241,6 +301,8 @@ impl Sink {
             name: self.name.as_deref(),
             turn_id: format!("{}:{}", self.session, turn.seq),
             seq: turn.seq,
+            timestamp,
+            time: clippy_proto::iso8601_utc(timestamp),
             input: &turn.input,
             interrupted: turn.interrupted,
             truncated: turn.truncated,

@@ -1,5 +1,9 @@
 //! The tap: turn detection and the spool, on their own thread (the spool written in batches).
 //!
+//! After every spool write it reports [`Progress`] — the spool's size and the session's mode,
+//! prompt count and latest prompt — whenever that changed, so the broker can serve reads and
+//! wake the waits parked on this session without polling the file.
+//!
 //! The byte-moving loop hands each chunk of output and input here through a bounded channel,
 //! in the order they happened, and goes straight back to moving bytes: forwarding never waits
 //! on detection or on the spool (SPEC §11). The channel holds up to `CAPACITY` chunks (PTY reads
@@ -9,8 +13,9 @@
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
+use clippy_proto::{Mode, Progress};
 use clippy_spool::SpoolWriter;
-use clippy_turn::{Event, TurnDetector};
+use clippy_turn::{Event, Phase, TurnDetector};
 
 use crate::sink::{Events, SessionEvent};
 
@@ -22,8 +27,8 @@ const CAPACITY: usize = 1024;
 pub enum Tapped {
     /// Bytes the child wrote.
     Output(Vec<u8>),
-    /// Bytes written to the child.
-    Input(Vec<u8>),
+    /// Bytes written to the child: typed by the user (`human`), or injected by the broker.
+    Input { bytes: Vec<u8>, human: bool },
     /// The terminal was resized.
     Resize { cols: u16, rows: u16 },
 }
@@ -76,6 +81,8 @@ fn run(
             failed: false,
         },
         events,
+        progress: Progress::default(),
+        reported: None,
     };
     loop {
         let tapped = match rx.try_recv() {
@@ -83,6 +90,7 @@ fn run(
             Err(TryRecvError::Empty) => {
                 // Caught up: readers of the spool see everything so far.
                 tap.spool.flush(&tap.events);
+                tap.report_progress();
                 match rx.recv() {
                     Ok(tapped) => tapped,
                     Err(_) => break,
@@ -93,6 +101,7 @@ fn run(
         tap.take(tapped);
     }
     tap.spool.flush(&tap.events);
+    tap.report_progress();
     tap.spool.spool
 }
 
@@ -133,16 +142,41 @@ struct TapState {
     detector: TurnDetector,
     spool: BatchedSpool,
     events: Events,
+    /// Where the session is now (`spool_size` and `mode` are filled in when reported).
+    progress: Progress,
+    /// What was last reported.
+    reported: Option<Progress>,
 }
 
 impl TapState {
+    /// Reports the progress if it changed since the last report.
+    fn report_progress(&mut self) {
+        self.progress.spool_size = self.spool.spool.len();
+        self.progress.mode = match self.detector.phase() {
+            Phase::Starting => Mode::Starting,
+            Phase::Idle => Mode::Idle,
+            Phase::Busy => Mode::Busy,
+        };
+        self.progress.cwd = self.detector.cwd().map(str::to_owned);
+        if self.reported.as_ref() != Some(&self.progress) {
+            self.reported = Some(self.progress.clone());
+            self.events
+                .send(SessionEvent::Progress(Box::new(self.progress.clone())));
+        }
+    }
+
     fn take(&mut self, tapped: Tapped) {
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
                 self.spool.push(&bytes, &self.events);
                 self.detector.feed_output(&bytes).collect()
             }
-            Tapped::Input(bytes) => self.detector.feed_input(&bytes).collect(),
+            Tapped::Input { bytes, human } => {
+                if human {
+                    self.progress.keystrokes += 1;
+                }
+                self.detector.feed_input(&bytes).collect()
+            }
             Tapped::Resize { cols, rows } => {
                 let _ = self.detector.resize(cols.max(1), rows.max(1));
                 Vec::new()
@@ -164,6 +198,21 @@ impl TapState {
                     }
                 }
                 Event::BracketedPaste { enabled } => SessionEvent::BracketedPaste(enabled),
+                Event::Submitted { input } => {
+                    self.progress.inputs += 1;
+                    self.progress.input = Some(input);
+                    continue;
+                }
+                Event::Prompt { offset, exit_code } => {
+                    self.spool.flush(&self.events);
+                    self.progress.prompts += 1;
+                    self.progress.input = None;
+                    self.progress.prompt_inputs = self.progress.inputs;
+                    self.progress.prompt_cursor = self.spool.spool.spool_offset_of(offset);
+                    // The latest prompt's own code: none when the shell reported none.
+                    self.progress.exit_code = exit_code;
+                    continue;
+                }
                 _ => continue,
             };
             self.events.send(out);

@@ -120,13 +120,24 @@ pub struct BrokerConfig {
     /// Content bytes the broker keeps per turn; longer turns are cut and marked truncated.
     /// From 1 to [`MAX_TURN_BYTES_LIMIT`]. Default 4 MiB.
     pub max_turn_bytes: usize,
+    /// Milliseconds between a route's pasted handoff and its Enter. 0 to 10000. Default 150.
+    pub submit_delay_ms: u64,
+    /// Events kept for late subscribers (`clippy-ctl events --since`). At least 1. Default 4096.
+    pub event_history: usize,
 }
+
+/// Default `broker.submit_delay_ms`.
+pub const DEFAULT_SUBMIT_DELAY_MS: u64 = 150;
+/// Default `broker.event_history`.
+pub const DEFAULT_EVENT_HISTORY: usize = 4096;
 
 impl Default for BrokerConfig {
     fn default() -> BrokerConfig {
         BrokerConfig {
             ring_depth: DEFAULT_RING_DEPTH,
             max_turn_bytes: DEFAULT_MAX_TURN_BYTES,
+            submit_delay_ms: DEFAULT_SUBMIT_DELAY_MS,
+            event_history: DEFAULT_EVENT_HISTORY,
         }
     }
 }
@@ -282,6 +293,8 @@ impl Config {
         let Partial {
             broker_ring_depth,
             broker_max_turn_bytes,
+            broker_submit_delay_ms,
+            broker_event_history,
             session_max_turn_bytes,
             session_presets,
             ctl_format,
@@ -290,6 +303,12 @@ impl Config {
         } = partial;
         if let Some(value) = broker_ring_depth {
             self.broker.ring_depth = value;
+        }
+        if let Some(value) = broker_submit_delay_ms {
+            self.broker.submit_delay_ms = value as u64;
+        }
+        if let Some(value) = broker_event_history {
+            self.broker.event_history = value;
         }
         if let Some(value) = broker_max_turn_bytes {
             self.broker.max_turn_bytes = value;

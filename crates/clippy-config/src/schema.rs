@@ -15,7 +15,12 @@ use crate::config::{MAX_TURN_BYTES_LIMIT, OutputFormat};
 use crate::expand::{ExpandError, expand};
 
 const TOP_KEYS: &[&str] = &["broker", "session", "ctl", "desktop", "hotkeys"];
-const BROKER_KEYS: &[&str] = &["ring_depth", "max_turn_bytes"];
+const BROKER_KEYS: &[&str] = &[
+    "ring_depth",
+    "max_turn_bytes",
+    "submit_delay_ms",
+    "event_history",
+];
 const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets"];
 const CTL_KEYS: &[&str] = &["format"];
 const DESKTOP_KEYS: &[&str] = &["resolver"];
@@ -28,6 +33,8 @@ pub(crate) const RESOLVERS: &[&str] = &["detect", "x11", "tmux"];
 pub(crate) struct Partial {
     pub(crate) broker_ring_depth: Option<usize>,
     pub(crate) broker_max_turn_bytes: Option<usize>,
+    pub(crate) broker_submit_delay_ms: Option<usize>,
+    pub(crate) broker_event_history: Option<usize>,
     pub(crate) session_max_turn_bytes: Option<usize>,
     /// Entries to merge over the lower layers' map; `""` removes a mapping.
     pub(crate) session_presets: BTreeMap<String, String>,
@@ -58,6 +65,14 @@ pub(crate) fn read(
                         "max_turn_bytes" => {
                             partial.broker_max_turn_bytes =
                                 Some(cx.count(&key, value, 1, MAX_TURN_BYTES_LIMIT)?);
+                        }
+                        "submit_delay_ms" => {
+                            partial.broker_submit_delay_ms =
+                                Some(cx.count(&key, value, 0, 10_000)?);
+                        }
+                        "event_history" => {
+                            partial.broker_event_history =
+                                Some(cx.count(&key, value, 1, 1_000_000)?);
                         }
                         _ => return Err(cx.unknown(key, BROKER_KEYS)),
                     }

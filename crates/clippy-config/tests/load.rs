@@ -260,7 +260,7 @@ fn unknown_key_names_layer_and_key() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: unknown key `broker.ring_dept` (expected one of: ring_depth, max_turn_bytes)",
+            "{}: unknown key `broker.ring_dept` (expected one of: ring_depth, max_turn_bytes, submit_delay_ms, event_history)",
             file.display()
         )
     );

@@ -85,8 +85,15 @@ impl Client {
             }
             return match message {
                 Message::Error {
-                    reason, message, ..
-                } => Err(ProtoError::Broker { reason, message }),
+                    reason,
+                    message,
+                    resume_cursor,
+                    ..
+                } => Err(ProtoError::Broker {
+                    reason,
+                    message,
+                    resume_cursor,
+                }),
                 reply => Ok(reply),
             };
         }

@@ -37,6 +37,14 @@ pub enum ErrorReason {
     SinkFailed,
     /// The first message on a connection was not `hello`, or a role sent what it may not.
     NotAllowed,
+    /// A cursor lies past the end of the session's spool.
+    InvalidCursor,
+    /// The session's spool cannot be read (its wrapper has none, or the file is gone).
+    SpoolUnavailable,
+    /// No route has that id.
+    RouteNotFound,
+    /// No pending approval has that id.
+    ApprovalNotFound,
 }
 
 impl ErrorReason {
@@ -58,6 +66,10 @@ impl ErrorReason {
             Self::InvalidPattern => "invalid_pattern",
             Self::SinkFailed => "sink_failed",
             Self::NotAllowed => "not_allowed",
+            Self::InvalidCursor => "invalid_cursor",
+            Self::SpoolUnavailable => "spool_unavailable",
+            Self::RouteNotFound => "route_not_found",
+            Self::ApprovalNotFound => "approval_not_found",
         }
     }
 }
@@ -130,6 +142,8 @@ pub enum ProtoError {
         reason: ErrorReason,
         /// The broker's explanation.
         message: String,
+        /// For a wait that timed out: where to resume.
+        resume_cursor: Option<u64>,
     },
     /// The broker answered with a message this request does not expect.
     #[error("unexpected reply {0}")]

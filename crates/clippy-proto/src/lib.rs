@@ -33,6 +33,7 @@ pub use client::{Client, socket_path};
 pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
 pub use error::{ErrorReason, ProtoError};
 pub use message::{
-    Format, Message, PROTOCOL_VERSION, Role, SessionInfo, SessionSummary, TurnData, TurnMeta,
+    EventRecord, Format, InboxItem, Message, Mode, PROTOCOL_VERSION, PatternKind, Progress, Role,
+    RouteInfo, RouteKind, RouteSpec, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta,
 };
 pub use time::iso8601_utc;

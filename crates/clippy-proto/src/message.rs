@@ -52,6 +52,115 @@ pub struct SessionInfo {
     /// Whether the child has bracketed paste enabled right now.
     #[serde(default)]
     pub bracketed_paste: bool,
+    /// The absolute path of the session's spool file, when it has one: the broker serves `read`
+    /// and the waits from it.
+    #[serde(default)]
+    pub spool: Option<String>,
+}
+
+/// Where a session is, as its wrapper's turn detector sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// No prompt seen yet.
+    #[default]
+    Starting,
+    /// At a prompt, waiting for input: safe to `exec`.
+    Idle,
+    /// A turn is running.
+    Busy,
+}
+
+/// What a wrapper reports in `progress`: how far its spool is written and where its session is.
+/// Sent whenever the spool grows or the mode changes (coalesced under load), and again after
+/// every (re)registration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Bytes in the spool file, all readable.
+    pub spool_size: u64,
+    /// The session's mode.
+    pub mode: Mode,
+    /// How many prompts the session has shown (counts up by one per prompt, never down).
+    pub prompts: u64,
+    /// How many lines have been submitted to the session (typed or injected, then Enter).
+    pub inputs: u64,
+    /// How many lines had been submitted when the latest prompt appeared: a prompt that ends a
+    /// given submission has `prompt_inputs` at least that submission's number.
+    pub prompt_inputs: u64,
+    /// Spool offset where the latest prompt begins, once there was one.
+    #[serde(default)]
+    pub prompt_cursor: Option<u64>,
+    /// Exit code of the last command, when the shell reported it (OSC 133).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Working directory, when the shell reported it (OSC 7).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// How many times a person typed into the session (not counting what the broker injected):
+    /// routes count their hops from the last human input.
+    #[serde(default)]
+    pub keystrokes: u64,
+    /// The line submitted since the latest prompt, if any (the running turn's, while busy).
+    #[serde(default)]
+    pub input: Option<String>,
+}
+
+/// How `wait_for` reads its pattern.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// The exact text (the default).
+    #[default]
+    Literal,
+    /// A regular expression (Rust `regex` syntax, multi-line mode).
+    Regex,
+    /// No pattern: the next prompt, as `wait_prompt` (the `pattern` field is ignored).
+    Prompt,
+}
+
+/// A session's state, in `session_status` replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    /// The session id.
+    pub session: String,
+    /// Its name, if any.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The child's pid.
+    pub pid: u32,
+    /// Whether its wrapper is connected.
+    pub connected: bool,
+    /// `idle`, `busy` (a turn or an `exec` is running) or `starting`.
+    pub mode: Mode,
+    /// Whether an `exec` is in flight.
+    pub exec_running: bool,
+    /// The spool's size: where a wait for what comes next starts.
+    pub resume_cursor: u64,
+    /// Where the latest prompt begins in the spool.
+    #[serde(default)]
+    pub prompt_cursor: Option<u64>,
+    /// The running turn's submitted line, while busy.
+    #[serde(default)]
+    pub current_input: Option<String>,
+    /// The latest completed turn held.
+    #[serde(default)]
+    pub last_turn_id: Option<String>,
+    /// The last exit code the shell reported.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The working directory the shell reported.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Whether the child has bracketed paste enabled.
+    pub bracketed_paste: bool,
+    /// Waits parked on this session now.
+    pub waiters: u32,
+    /// Handoffs waiting in its inbox (approvals pending for it included).
+    #[serde(default)]
+    pub inbox: u32,
+    /// The spool file, when there is one.
+    #[serde(default)]
+    pub spool: Option<String>,
 }
 
 /// A completed turn as a wrapper reports it in `turn_completed`.
@@ -140,6 +249,153 @@ pub struct SessionSummary {
     /// Whether its child has bracketed paste enabled.
     #[serde(default)]
     pub bracketed_paste: bool,
+}
+
+/// What a route's handoffs are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteKind {
+    /// The turn is handed over for the target to act on (default template `{turn}`).
+    #[default]
+    Handoff,
+    /// The turn is reported to the target (default template names where it comes from).
+    Report,
+}
+
+/// A route to add: every completed turn of `from` is handed to `to`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteSpec {
+    /// The source session (id, prefix or name).
+    pub from: String,
+    /// The target session (id, prefix or name).
+    pub to: String,
+    /// Handoff or report.
+    #[serde(default)]
+    pub kind: RouteKind,
+    /// The text handed over, with `{turn}`, `{session}`, `{name}`, `{turn_id}`, `{input}`
+    /// replaced; `None`: the kind's default.
+    #[serde(default)]
+    pub template: Option<String>,
+    /// Which view of the turn `{turn}` is (default text).
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// Interrupt a busy target (Ctrl+C, wait for its prompt) instead of queueing.
+    #[serde(default)]
+    pub interrupt: bool,
+    /// Handoffs allowed since the last human input into either session (default 16).
+    #[serde(default)]
+    pub max_hops: Option<u32>,
+    /// Park each handoff until it is approved.
+    #[serde(default)]
+    pub gated: bool,
+    /// Press Enter after the text (default true).
+    #[serde(default)]
+    pub submit: Option<bool>,
+}
+
+/// A route, as the broker reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteInfo {
+    /// Its id, `r1`, `r2`, ….
+    pub route: String,
+    /// The source session id.
+    pub from: String,
+    /// The target session id.
+    pub to: String,
+    /// Handoff or report.
+    pub kind: RouteKind,
+    /// The template in force.
+    pub template: String,
+    /// The view of the turn used.
+    pub format: Format,
+    /// Whether it interrupts a busy target.
+    pub interrupt: bool,
+    /// The hop limit.
+    pub max_hops: u32,
+    /// Whether handoffs wait for approval.
+    pub gated: bool,
+    /// Whether Enter follows the text.
+    pub submit: bool,
+    /// Whether it is paused (by `route pause`, or by loop safety).
+    pub paused: bool,
+    /// Why it is paused, when it is.
+    #[serde(default)]
+    pub paused_reason: Option<String>,
+    /// Handoffs since the last human input into either session.
+    pub hops: u32,
+    /// Handoffs made in all.
+    pub handoffs: u64,
+}
+
+/// A handoff waiting for its target, in `inbox` replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxItem {
+    /// The handoff's id, `h1`, `h2`, ….
+    pub handoff: String,
+    /// The route it came by.
+    pub route: String,
+    /// The turn handed over.
+    pub turn_id: String,
+    /// Bytes of text to inject.
+    pub byte_length: u32,
+    /// `queued` (waiting for the target's prompt) or `awaiting_approval` (id in `approval`).
+    pub state: String,
+    /// The approval to resolve, for a gated route.
+    #[serde(default)]
+    pub approval: Option<String>,
+    /// When it was made, Unix ms.
+    pub created: u64,
+}
+
+/// One event of the broker's event stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Increasing from 1 for the broker's life.
+    pub id: u64,
+    /// When, ISO-8601 UTC with milliseconds.
+    pub ts: String,
+    /// `session.registered`, `turn.completed`, `route.handoff`, … (CONTRACTS/ROUTING.md).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The session it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// That session's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The turn it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// The route it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// The target session, for handoffs and deliveries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The handoff it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<String>,
+    /// The approval it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+    /// Bytes concerned (a turn's, a handoff's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_length: Option<u32>,
+    /// Why (`hop_limit`, `repeated`, `approved`, `denied`, a sink's name, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The hop count, for route events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<u32>,
+    /// Content hashes (hex), as evidence of a stall.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hashes: Vec<String>,
+    /// Turn ids, as evidence of a stall.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_ids: Vec<String>,
+    /// A sentence for humans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A message on the wire.
@@ -255,6 +511,206 @@ pub enum Message {
         limit: Option<u32>,
     },
 
+    /// A wrapper reports its spool size and mode.
+    Progress {
+        /// Request id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// Where it is.
+        progress: Progress,
+    },
+    /// Read a session's spool from a cursor.
+    Read {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// Where to start (default 0).
+        #[serde(default)]
+        from_cursor: u64,
+        /// At most this many bytes (default and ceiling: 1 MiB).
+        #[serde(default)]
+        max_bytes: Option<u32>,
+    },
+    /// Wait until a pattern appears in a session's spool at or after a cursor.
+    WaitFor {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// The literal text or regex.
+        #[serde(default)]
+        pattern: String,
+        /// How to read `pattern`.
+        #[serde(default)]
+        kind: PatternKind,
+        /// Where to start looking (default 0).
+        #[serde(default)]
+        from_cursor: u64,
+        /// How long to wait, in milliseconds (default 30000; 0: look once).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// Wait until the session shows a prompt that begins at or after a cursor and is idle.
+    WaitPrompt {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// The prompt must begin at or after this cursor (default 0).
+        #[serde(default)]
+        from_cursor: u64,
+        /// How long to wait, in milliseconds (default 30000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// Write bytes into a session's terminal, as typed.
+    Send {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// The bytes (MessagePack `bin`).
+        #[serde(with = "serde_bytes")]
+        data: Vec<u8>,
+    },
+    /// `wait_for`, then `send` at once when it matches, with nothing written to the session in
+    /// between.
+    ExpectSend {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// The literal text or regex.
+        pattern: String,
+        /// How to read `pattern` (`prompt` too).
+        #[serde(default)]
+        kind: PatternKind,
+        /// Where to start looking (default 0).
+        #[serde(default)]
+        from_cursor: u64,
+        /// How long to wait, in milliseconds (default 30000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        /// What to send on the match.
+        #[serde(with = "serde_bytes")]
+        data: Vec<u8>,
+    },
+    /// A session's mode, cursors and latest turn.
+    SessionStatus {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+    },
+    /// Run a command in an idle session and wait for the turn it starts.
+    Exec {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// One line, typed followed by Enter.
+        command: String,
+        /// How long to wait for the prompt after it, in milliseconds (default 30000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// Interrupt what runs in a session (Ctrl+C) and wait for its prompt; with `force`, kill
+    /// the child's process group if no prompt comes in time.
+    EndSession {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// Kill when Ctrl+C is not enough.
+        #[serde(default)]
+        force: bool,
+        /// How long to wait for the prompt after Ctrl+C, in milliseconds (default 5000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+
+    /// Add a route.
+    RouteAdd {
+        /// Request id.
+        id: u32,
+        /// The route.
+        route: RouteSpec,
+    },
+    /// List the routes.
+    RouteList {
+        /// Request id.
+        id: u32,
+    },
+    /// Remove a route (its queued handoffs go with it).
+    RouteRemove {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// Pause a route: its source's turns are not handed over until it is resumed.
+    RoutePause {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// Resume a paused route (its hop count starts again from 0).
+    RouteResume {
+        /// Request id.
+        id: u32,
+        /// The route id.
+        route: String,
+    },
+    /// The handoffs waiting for a session.
+    Inbox {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+    },
+    /// Approve a parked handoff, optionally with new text.
+    Approve {
+        /// Request id.
+        id: u32,
+        /// The approval id.
+        approval: String,
+        /// The text to hand over instead.
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// Deny a parked handoff.
+    Deny {
+        /// Request id.
+        id: u32,
+        /// The approval id.
+        approval: String,
+    },
+    /// The events held in the broker's history, oldest first.
+    ListEvents {
+        /// Request id.
+        id: u32,
+        /// Only events after this id.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only these types (all when empty).
+        #[serde(default)]
+        types: Vec<String>,
+    },
+    /// Receive events as they happen (after those of the history after `since`).
+    Subscribe {
+        /// Request id.
+        id: u32,
+        /// Replay the history after this id first.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only these types (all when empty).
+        #[serde(default)]
+        types: Vec<String>,
+    },
+
     // ── Replies ──────────────────────────────────────────────────────────────────────────
     /// Reply to `hello`.
     HelloAck {
@@ -308,6 +764,108 @@ pub enum Message {
         /// Metadata only.
         turns: Vec<TurnMeta>,
     },
+    /// Reply to `read`.
+    SpoolData {
+        /// The request's id.
+        id: u32,
+        /// The bytes (MessagePack `bin`).
+        #[serde(with = "serde_bytes")]
+        data: Vec<u8>,
+        /// Where they start: the request's `from_cursor`.
+        cursor: u64,
+        /// Where the next read starts: `cursor + len(data)`.
+        resume_cursor: u64,
+    },
+    /// Reply to `wait_for`, `wait_prompt` and `expect_send`: what was found.
+    Matched {
+        /// The request's id.
+        id: u32,
+        /// Always true (a wait that finds nothing is an `error` with reason `timeout`).
+        matched: bool,
+        /// The matched text, ANSI-stripped (for a prompt: the prompt line).
+        match_text: String,
+        /// Where the match begins: `match_span.0`.
+        match_cursor: u64,
+        /// `[start, end)` of the match in spool offsets.
+        match_span: (u64, u64),
+        /// Where the next wait or read starts: `match_span.1`.
+        resume_cursor: u64,
+        /// For a prompt: the exit code the shell reported (OSC 133).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// For a prompt: the working directory the shell reported (OSC 7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// Reply to `session_status`.
+    Status {
+        /// The request's id.
+        id: u32,
+        /// The session's state.
+        status: SessionState,
+    },
+    /// Reply to `exec`.
+    ExecResult {
+        /// The request's id.
+        id: u32,
+        /// The turn the command produced (none when it printed nothing).
+        turn_id: Option<String>,
+        /// Its output, as text.
+        output: String,
+        /// Its exit code, when the shell reports it (`--shell-integration`); never guessed.
+        exit_code: Option<i32>,
+        /// The working directory afterwards, when the shell reports it.
+        cwd: Option<String>,
+        /// Where the prompt after the command begins in the spool.
+        resume_cursor: u64,
+    },
+    /// Reply to `end_session`.
+    SessionEnded {
+        /// The request's id.
+        id: u32,
+        /// `idle` (nothing ran), `interrupted` (back at a prompt after Ctrl+C) or `killed`
+        /// (the child's process group was killed: the session ends).
+        outcome: String,
+        /// The spool size when it was decided.
+        resume_cursor: u64,
+    },
+    /// Reply to `route_add`, `route_pause`, `route_resume`.
+    Route {
+        /// The request's id.
+        id: u32,
+        /// The route.
+        route: RouteInfo,
+    },
+    /// Reply to `route_list`.
+    Routes {
+        /// The request's id.
+        id: u32,
+        /// The routes, in order of their ids.
+        routes: Vec<RouteInfo>,
+    },
+    /// Reply to `inbox`.
+    InboxItems {
+        /// The request's id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// Oldest first.
+        items: Vec<InboxItem>,
+    },
+    /// Reply to `list_events`.
+    Events {
+        /// The request's id.
+        id: u32,
+        /// Oldest first.
+        events: Vec<EventRecord>,
+    },
+    /// Reply to `subscribe`: events follow as `event` messages.
+    Subscribed {
+        /// The request's id.
+        id: u32,
+        /// The newest event's id now (0 when there was none).
+        last_event_id: u64,
+    },
     /// A request failed.
     Error {
         /// The request's id (0 when it could not be read).
@@ -316,6 +874,9 @@ pub enum Message {
         reason: ErrorReason,
         /// A sentence for humans.
         message: String,
+        /// For a wait that timed out: the spool size, where to resume.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume_cursor: Option<u64>,
     },
 
     // ── Broker to wrapper ────────────────────────────────────────────────────────────────
@@ -328,6 +889,20 @@ pub enum Message {
         /// The bytes, ready to write (bracketed-paste markers already added when needed).
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
+    },
+    /// An event, to a subscriber (id 0).
+    Event {
+        /// Always 0.
+        id: u32,
+        /// The event.
+        event: EventRecord,
+    },
+    /// Kill the child's process group (id 0; not answered): `end_session --force`.
+    Terminate {
+        /// Always 0.
+        id: u32,
+        /// The target session.
+        session: String,
     },
 }
 
@@ -346,6 +921,25 @@ impl Message {
         "list_sessions",
         "get_turn",
         "list_turns",
+        "progress",
+        "read",
+        "wait_for",
+        "wait_prompt",
+        "send",
+        "expect_send",
+        "session_status",
+        "exec",
+        "end_session",
+        "route_add",
+        "route_list",
+        "route_remove",
+        "route_pause",
+        "route_resume",
+        "inbox",
+        "approve",
+        "deny",
+        "list_events",
+        "subscribe",
         "hello_ack",
         "done",
         "turn_recorded",
@@ -353,8 +947,20 @@ impl Message {
         "sessions",
         "turn",
         "turns",
+        "spool_data",
+        "matched",
+        "status",
+        "exec_result",
+        "session_ended",
+        "route",
+        "routes",
+        "inbox_items",
+        "events",
+        "subscribed",
         "error",
         "inject",
+        "event",
+        "terminate",
     ];
 
     /// The message's `type` as on the wire (for logs and errors: the whole message may hold
@@ -373,6 +979,25 @@ impl Message {
             Self::ListSessions { .. } => "list_sessions",
             Self::GetTurn { .. } => "get_turn",
             Self::ListTurns { .. } => "list_turns",
+            Self::Progress { .. } => "progress",
+            Self::Read { .. } => "read",
+            Self::WaitFor { .. } => "wait_for",
+            Self::WaitPrompt { .. } => "wait_prompt",
+            Self::Send { .. } => "send",
+            Self::ExpectSend { .. } => "expect_send",
+            Self::SessionStatus { .. } => "session_status",
+            Self::Exec { .. } => "exec",
+            Self::EndSession { .. } => "end_session",
+            Self::RouteAdd { .. } => "route_add",
+            Self::RouteList { .. } => "route_list",
+            Self::RouteRemove { .. } => "route_remove",
+            Self::RoutePause { .. } => "route_pause",
+            Self::RouteResume { .. } => "route_resume",
+            Self::Inbox { .. } => "inbox",
+            Self::Approve { .. } => "approve",
+            Self::Deny { .. } => "deny",
+            Self::ListEvents { .. } => "list_events",
+            Self::Subscribe { .. } => "subscribe",
             Self::HelloAck { .. } => "hello_ack",
             Self::Done { .. } => "done",
             Self::TurnRecorded { .. } => "turn_recorded",
@@ -380,8 +1005,20 @@ impl Message {
             Self::Sessions { .. } => "sessions",
             Self::Turn { .. } => "turn",
             Self::Turns { .. } => "turns",
+            Self::SpoolData { .. } => "spool_data",
+            Self::Matched { .. } => "matched",
+            Self::Status { .. } => "status",
+            Self::ExecResult { .. } => "exec_result",
+            Self::SessionEnded { .. } => "session_ended",
+            Self::Route { .. } => "route",
+            Self::Routes { .. } => "routes",
+            Self::InboxItems { .. } => "inbox_items",
+            Self::Events { .. } => "events",
+            Self::Subscribed { .. } => "subscribed",
+            Self::Event { .. } => "event",
             Self::Error { .. } => "error",
             Self::Inject { .. } => "inject",
+            Self::Terminate { .. } => "terminate",
         }
     }
 
@@ -400,6 +1037,25 @@ impl Message {
             | Self::ListSessions { id }
             | Self::GetTurn { id, .. }
             | Self::ListTurns { id, .. }
+            | Self::Progress { id, .. }
+            | Self::Read { id, .. }
+            | Self::WaitFor { id, .. }
+            | Self::WaitPrompt { id, .. }
+            | Self::Send { id, .. }
+            | Self::ExpectSend { id, .. }
+            | Self::SessionStatus { id, .. }
+            | Self::Exec { id, .. }
+            | Self::EndSession { id, .. }
+            | Self::RouteAdd { id, .. }
+            | Self::RouteList { id }
+            | Self::RouteRemove { id, .. }
+            | Self::RoutePause { id, .. }
+            | Self::RouteResume { id, .. }
+            | Self::Inbox { id, .. }
+            | Self::Approve { id, .. }
+            | Self::Deny { id, .. }
+            | Self::ListEvents { id, .. }
+            | Self::Subscribe { id, .. }
             | Self::HelloAck { id, .. }
             | Self::Done { id }
             | Self::TurnRecorded { id, .. }
@@ -407,8 +1063,20 @@ impl Message {
             | Self::Sessions { id, .. }
             | Self::Turn { id, .. }
             | Self::Turns { id, .. }
+            | Self::SpoolData { id, .. }
+            | Self::Matched { id, .. }
+            | Self::Status { id, .. }
+            | Self::ExecResult { id, .. }
+            | Self::SessionEnded { id, .. }
+            | Self::Route { id, .. }
+            | Self::Routes { id, .. }
+            | Self::InboxItems { id, .. }
+            | Self::Events { id, .. }
+            | Self::Subscribed { id, .. }
+            | Self::Event { id, .. }
             | Self::Error { id, .. }
-            | Self::Inject { id, .. } => *id,
+            | Self::Inject { id, .. }
+            | Self::Terminate { id, .. } => *id,
         }
     }
 
@@ -418,6 +1086,17 @@ impl Message {
             id,
             reason,
             message: message.into(),
+            resume_cursor: None,
+        }
+    }
+
+    /// A `timeout` reply to wait request `id`, with the cursor to resume from.
+    pub fn timeout(id: u32, message: impl Into<String>, resume_cursor: u64) -> Self {
+        Self::Error {
+            id,
+            reason: ErrorReason::Timeout,
+            message: message.into(),
+            resume_cursor: Some(resume_cursor),
         }
     }
 }

@@ -3,8 +3,9 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, Format, FrameDecoder, MAX_FRAME, Message, ProtoError, Role, SessionInfo,
-    SessionSummary, TurnData, TurnMeta, decode, encode,
+    ErrorReason, EventRecord, Format, FrameDecoder, InboxItem, MAX_FRAME, Message, Mode,
+    PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec, SessionInfo,
+    SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -18,6 +19,39 @@ fn meta() -> TurnMeta {
         cwd: Some("/tmp".into()),
         input: None,
         spool_span: Some((10, 15)),
+    }
+}
+
+fn route_info() -> RouteInfo {
+    RouteInfo {
+        route: "r1".into(),
+        from: "abc".into(),
+        to: "def".into(),
+        kind: RouteKind::Handoff,
+        template: "{turn}".into(),
+        format: Format::Text,
+        interrupt: false,
+        max_hops: 16,
+        gated: false,
+        submit: true,
+        paused: true,
+        paused_reason: Some("hop_limit".into()),
+        hops: 16,
+        handoffs: 40,
+    }
+}
+
+fn event() -> EventRecord {
+    EventRecord {
+        id: 7,
+        ts: "2023-11-14T22:13:20.000Z".into(),
+        kind: "route.stalled".into(),
+        session: Some("abc".into()),
+        route: Some("r1".into()),
+        reason: Some("repeated".into()),
+        hashes: vec!["00ff".into(); 3],
+        turn_ids: vec!["abc:4".into(), "abc:5".into(), "abc:6".into()],
+        ..EventRecord::default()
     }
 }
 
@@ -38,6 +72,7 @@ fn every_message() -> Vec<Message> {
                 command: vec!["claude".into()],
                 preset: "claude".into(),
                 bracketed_paste: true,
+                spool: Some("/run/user/1/clippy/sessions/abc/spool".into()),
             },
         },
         Message::Deregister {
@@ -96,6 +131,122 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             limit: Some(2),
         },
+        Message::Progress {
+            id: 14,
+            session: "abc".into(),
+            progress: Progress {
+                spool_size: 120,
+                mode: Mode::Idle,
+                prompts: 3,
+                inputs: 2,
+                prompt_inputs: 2,
+                keystrokes: 5,
+                prompt_cursor: Some(100),
+                exit_code: Some(1),
+                cwd: Some("/home/me".into()),
+                input: None,
+            },
+        },
+        Message::Read {
+            id: 15,
+            session: "abc".into(),
+            from_cursor: 7,
+            max_bytes: Some(100),
+        },
+        Message::WaitFor {
+            id: 16,
+            session: "abc".into(),
+            pattern: "hel+o".into(),
+            kind: PatternKind::Regex,
+            from_cursor: 0,
+            timeout_ms: Some(500),
+        },
+        Message::WaitPrompt {
+            id: 17,
+            session: "abc".into(),
+            from_cursor: 9,
+            timeout_ms: None,
+        },
+        Message::Send {
+            id: 18,
+            session: "abc".into(),
+            data: b"7\r".to_vec(),
+        },
+        Message::ExpectSend {
+            id: 19,
+            session: "abc".into(),
+            pattern: "[y/n]".into(),
+            kind: PatternKind::Literal,
+            from_cursor: 3,
+            timeout_ms: Some(1000),
+            data: b"y\r".to_vec(),
+        },
+        Message::SessionStatus {
+            id: 20,
+            session: "abc".into(),
+        },
+        Message::Exec {
+            id: 21,
+            session: "abc".into(),
+            command: "ls".into(),
+            timeout_ms: Some(2000),
+        },
+        Message::EndSession {
+            id: 22,
+            session: "abc".into(),
+            force: true,
+            timeout_ms: None,
+        },
+        Message::RouteAdd {
+            id: 31,
+            route: RouteSpec {
+                from: "abc".into(),
+                to: "def".into(),
+                kind: RouteKind::Report,
+                template: Some("from {name}: {turn}".into()),
+                format: Some(Format::Text),
+                interrupt: true,
+                max_hops: Some(4),
+                gated: true,
+                submit: Some(false),
+            },
+        },
+        Message::RouteList { id: 32 },
+        Message::RouteRemove {
+            id: 33,
+            route: "r1".into(),
+        },
+        Message::RoutePause {
+            id: 34,
+            route: "r1".into(),
+        },
+        Message::RouteResume {
+            id: 35,
+            route: "r1".into(),
+        },
+        Message::Inbox {
+            id: 36,
+            session: "def".into(),
+        },
+        Message::Approve {
+            id: 37,
+            approval: "a1".into(),
+            text: Some("edited".into()),
+        },
+        Message::Deny {
+            id: 38,
+            approval: "a2".into(),
+        },
+        Message::ListEvents {
+            id: 39,
+            since: Some(10),
+            types: vec!["route.handoff".into()],
+        },
+        Message::Subscribe {
+            id: 40,
+            since: None,
+            types: Vec::new(),
+        },
         Message::HelloAck { id: 1, version: 1 },
         Message::Done { id: 2 },
         Message::TurnRecorded {
@@ -130,11 +281,99 @@ fn every_message() -> Vec<Message> {
             id: 12,
             turns: vec![meta(), meta()],
         },
+        Message::SpoolData {
+            id: 15,
+            data: b"ello".to_vec(),
+            cursor: 7,
+            resume_cursor: 11,
+        },
+        Message::Matched {
+            id: 16,
+            matched: true,
+            match_text: "hello".into(),
+            match_cursor: 4,
+            match_span: (4, 13),
+            resume_cursor: 13,
+            exit_code: None,
+            cwd: None,
+        },
+        Message::Status {
+            id: 20,
+            status: SessionState {
+                session: "abc".into(),
+                name: None,
+                pid: 42,
+                connected: true,
+                mode: Mode::Busy,
+                exec_running: true,
+                resume_cursor: 120,
+                prompt_cursor: Some(100),
+                current_input: Some("ls".into()),
+                last_turn_id: Some("abc:3".into()),
+                exit_code: None,
+                cwd: None,
+                bracketed_paste: false,
+                waiters: 2,
+                inbox: 1,
+                spool: None,
+            },
+        },
+        Message::ExecResult {
+            id: 21,
+            turn_id: Some("abc:4".into()),
+            output: "a b\n".into(),
+            exit_code: Some(0),
+            cwd: Some("/tmp".into()),
+            resume_cursor: 130,
+        },
+        Message::SessionEnded {
+            id: 22,
+            outcome: "interrupted".into(),
+            resume_cursor: 140,
+        },
+        Message::Route {
+            id: 31,
+            route: route_info(),
+        },
+        Message::Routes {
+            id: 32,
+            routes: vec![route_info()],
+        },
+        Message::InboxItems {
+            id: 36,
+            session: "def".into(),
+            items: vec![InboxItem {
+                handoff: "h3".into(),
+                route: "r1".into(),
+                turn_id: "abc:4".into(),
+                byte_length: 12,
+                state: "awaiting_approval".into(),
+                approval: Some("a1".into()),
+                created: 1_700_000_000_000,
+            }],
+        },
+        Message::Events {
+            id: 39,
+            events: vec![event()],
+        },
+        Message::Subscribed {
+            id: 40,
+            last_event_id: 7,
+        },
         Message::error(13, ErrorReason::SessionNotFound, "no session \"zzz\""),
+        Message::timeout(16, "nothing matched", 120),
         Message::Inject {
             id: 0,
             session: "def".into(),
             data: bytes,
+        },
+        Message::Terminate {
+            id: 0,
+            session: "abc".into(),
+        },
+        Message::Event {
+            id: 0,
+            event: event(),
         },
     ]
 }
@@ -143,7 +382,8 @@ fn every_message() -> Vec<Message> {
 fn every_message_round_trips() {
     let messages = every_message();
     let kinds: std::collections::BTreeSet<&str> = Message::TYPES.iter().copied().collect();
-    assert_eq!(messages.len(), kinds.len(), "one example per type");
+    // One example per type, and a second `error`: a timeout with its resume cursor.
+    assert_eq!(messages.len(), kinds.len() + 1, "one example per type");
     let named: std::collections::BTreeSet<&str> = messages.iter().map(Message::kind).collect();
     assert_eq!(named, kinds, "`kind()` names every type, as on the wire");
     for message in messages {

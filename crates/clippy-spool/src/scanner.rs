@@ -86,14 +86,167 @@ enum Strip {
     String(bool),
 }
 
+impl Strip {
+    /// The state after `byte`: the exact stripper, one byte at a time. In `Ground`, the bytes
+    /// [`is_kept`] accepts are kept and leave the state as it is; everything else is dropped.
+    fn after(self, byte: u8) -> Strip {
+        match (self, byte) {
+            (Strip::Ground, 0x1b) => Strip::Escape,
+            (Strip::Ground, _) => Strip::Ground,
+            (Strip::Escape, b'[') => Strip::Csi,
+            (Strip::Escape, b']' | b'P' | b'X' | b'^' | b'_') => Strip::String(false),
+            (Strip::Escape, 0x1b) => Strip::Escape,
+            (Strip::Escape, _) => Strip::Ground,
+            (Strip::Csi, 0x40..=0x7e) => Strip::Ground,
+            (Strip::Csi, 0x1b) => Strip::Escape,
+            (Strip::Csi, _) => Strip::Csi,
+            (Strip::String(_), 0x07 | 0x18 | 0x1a) => Strip::Ground,
+            (Strip::String(true), b'\\') => Strip::Ground,
+            (Strip::String(_), 0x1b) => Strip::String(true),
+            (Strip::String(_), _) => Strip::String(false),
+        }
+    }
+}
+
+/// Whether a byte in `Ground` is kept: printable ASCII, `\n`, `\t` and every byte of UTF-8
+/// beyond ASCII. The rest — ESC, which starts an escape, other C0 controls and DEL — is dropped.
+const fn is_kept(byte: u8) -> bool {
+    matches!(byte, b'\n' | b'\t' | 0x20..=0x7e | 0x80..=0xff)
+}
+
+// The fast paths test eight bytes at once, one per byte lane of a `u64` word, read
+// little-endian (the first byte is the lowest lane). Each test leaves the high bit of the lanes
+// it accepts set and every other bit clear; the first accepted byte is then the lowest set bit.
+
+/// `0x01` in every byte lane of a `u64`.
+const LANES_01: u64 = u64::from_ne_bytes([0x01; 8]);
+/// `0x80`, each lane's high bit, in every lane.
+const LANES_80: u64 = u64::from_ne_bytes([0x80; 8]);
+/// `0x7f` in every lane: a lane's low seven bits.
+const LANES_7F: u64 = u64::from_ne_bytes([0x7f; 8]);
+
+/// The word of eight bytes (a piece of `chunks_exact(8)`).
+fn word_of(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+/// The index of the first lane whose high bit is set in `lanes` (not 0).
+const fn first_lane(lanes: u64) -> usize {
+    (lanes.trailing_zeros() / 8) as usize
+}
+
+/// The high bit of every lane of `word` whose byte is `needle`, and no other bit. Exact: adding
+/// `0x7f` to a lane's low seven bits cannot carry into the next lane.
+const fn lanes_equal(word: u64, needle: u8) -> u64 {
+    let diff = word ^ (needle as u64 * LANES_01);
+    !(((diff & LANES_7F) + LANES_7F) | diff) & LANES_80
+}
+
+/// The high bit of every lane of `word` whose byte is not [`is_kept`], and no other bit.
+///
+/// Each lane is tested on its own (no sum below can carry across lanes, unlike the classic
+/// "has a zero byte" trick), so the lowest set bit marks exactly the first dropped byte.
+const fn dropped_lanes(word: u64) -> u64 {
+    let low7 = word & LANES_7F;
+    let ascii = !word & LANES_80;
+    // Below 0x20: ASCII, and adding 0x60 to the low seven bits leaves the high bit clear.
+    let control = !(low7 + 0x60 * LANES_01) & ascii;
+    // DEL: ASCII, and adding 1 to the low seven bits sets the high bit.
+    let delete = (low7 + LANES_01) & ascii;
+    let suspicious = control | delete;
+    if suspicious == 0 {
+        // The common case: no control character at all in these eight bytes.
+        return 0;
+    }
+    suspicious & !(lanes_equal(word, b'\n') | lanes_equal(word, b'\t'))
+}
+
+/// Copies the longest prefix of `from` that [`is_kept`] accepts to the front of `to`, and
+/// returns its length. `to` must be at least as long as `from`.
+///
+/// Eight bytes at a time: each word is copied whole before it is tested, which is cheaper than
+/// finding the end first and copying then; the bytes copied past the end of the prefix are
+/// overwritten or cut off by the caller.
+fn copy_kept_prefix(from: &[u8], to: &mut [u8]) -> usize {
+    let words = from.chunks_exact(8);
+    let tail = words.remainder();
+    let tail_start = from.len() - tail.len();
+    for (index, (word, to_word)) in words.zip(to.chunks_exact_mut(8)).enumerate() {
+        to_word.copy_from_slice(word);
+        let dropped = dropped_lanes(word_of(word));
+        if dropped != 0 {
+            return index * 8 + first_lane(dropped);
+        }
+    }
+    for (index, &byte) in tail.iter().enumerate() {
+        if !is_kept(byte) {
+            return tail_start + index;
+        }
+        to[tail_start + index] = byte;
+    }
+    from.len()
+}
+
+/// The high bit of every lane of `word` whose byte ends a CSI sequence in [`Strip::after`] — a
+/// final byte (`0x40..=0x7e`) or an ESC — and no other bit.
+const fn csi_end_lanes(word: u64) -> u64 {
+    let low7 = word & LANES_7F;
+    let ascii = !word & LANES_80;
+    // At least 0x40: adding 0x40 to the low seven bits sets the high bit; not DEL: adding 1
+    // does not.
+    let final_byte = (low7 + 0x40 * LANES_01) & !(low7 + LANES_01) & ascii;
+    final_byte | lanes_equal(word, 0x1b)
+}
+
+/// The length of the CSI sequence `bytes` starts with, if it is complete: `ESC [`, then bytes
+/// that leave [`Strip::Csi`] as it is (neither a final byte, `0x40..=0x7e`, nor ESC), then a
+/// final byte — the path `Ground → Escape → Csi → … → Ground` of [`Strip::after`].
+fn complete_csi_len(bytes: &[u8]) -> Option<usize> {
+    let parameters = bytes.strip_prefix(b"\x1b[")?;
+    // Eight bytes at a time: most sequences end in the first word.
+    let words = parameters.chunks_exact(8);
+    let tail = words.remainder();
+    let in_words = words.enumerate().find_map(|(index, word)| {
+        let ends = csi_end_lanes(word_of(word));
+        (ends != 0).then(|| index * 8 + first_lane(ends))
+    });
+    let end = match in_words {
+        Some(end) => end,
+        None => {
+            let in_tail = tail
+                .iter()
+                .position(|&byte| matches!(byte, 0x40..=0x7e | 0x1b))?;
+            parameters.len() - tail.len() + in_tail
+        }
+    };
+    (parameters[end] != 0x1b).then_some(2 + end + 1)
+}
+
+/// A run of kept text whose bytes sit at consecutive spool offsets: from text byte `text_start`
+/// (counted from the scanner's first, forgotten ones included) at spool offset `spool_start`,
+/// up to the next segment's start.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    text_start: u64,
+    spool_start: u64,
+}
+
 /// Feeds on spool bytes from a cursor and finds the first match.
 #[derive(Debug)]
 pub struct Scanner {
     pattern: Pattern,
+    /// The literal's searcher, built once rather than on every feed.
+    literal: Option<memchr::memmem::Finder<'static>>,
     /// Stripped text kept for matching.
     text: Vec<u8>,
-    /// The spool offset of each byte of `text`.
-    offsets: Vec<u64>,
+    /// How many stripped bytes were dropped from the front of `text` so far: `text[i]` is
+    /// stripped byte `forgotten + i`.
+    forgotten: u64,
+    /// The spool offsets of the stripped bytes: a segment starts wherever a dropped byte
+    /// interrupts the kept ones. Ordered by `text_start`; the first holds `text[0]`, if any.
+    segments: Vec<Segment>,
     /// Where in `text` the next search starts.
     search_from: usize,
     /// The spool offset of the next byte to be fed.
@@ -114,10 +267,18 @@ impl Scanner {
     /// # Ok::<(), clippy_spool::SpoolError>(())
     /// ```
     pub fn new(pattern: Pattern, from_cursor: u64) -> Self {
+        let literal = match &pattern {
+            Pattern::Literal(literal) => {
+                Some(memchr::memmem::Finder::new(literal.as_bytes()).into_owned())
+            }
+            Pattern::Regex(_) => None,
+        };
         Self {
             pattern,
+            literal,
             text: Vec::new(),
-            offsets: Vec::new(),
+            forgotten: 0,
+            segments: Vec::new(),
             search_from: 0,
             position: from_cursor,
             strip: Strip::Ground,
@@ -138,11 +299,8 @@ impl Scanner {
     /// match, feeding goes on from where it was (a new scanner from `resume_cursor` finds the
     /// next one).
     pub fn feed(&mut self, bytes: &[u8]) -> Option<Match> {
-        for &byte in bytes {
-            let offset = self.position;
-            self.position += 1;
-            self.strip_byte(byte, offset);
-        }
+        self.strip_chunk(bytes);
+        self.position += bytes.len() as u64;
         let found = self.search();
         if found.is_none() {
             self.forget_old_text();
@@ -150,42 +308,102 @@ impl Scanner {
         found
     }
 
-    fn strip_byte(&mut self, byte: u8, offset: u64) {
-        self.strip = match (self.strip, byte) {
-            (Strip::Ground, 0x1b) => Strip::Escape,
-            (Strip::Ground, b'\n' | b'\t') | (Strip::Ground, 0x20..=0x7e | 0x80..=0xff) => {
-                self.text.push(byte);
-                self.offsets.push(offset);
-                Strip::Ground
+    /// Appends the kept bytes of `bytes` (whose first is at spool offset `self.position`) to
+    /// `text`.
+    ///
+    /// Fast path: in `Ground`, the run of kept bytes up to the next ESC or dropped control is
+    /// copied and tested eight bytes at a time, and a complete CSI sequence after it (most
+    /// escapes: colours, cursor moves) is skipped whole; in `Csi`, the parameter bytes, which do
+    /// not change the state, are skipped. Every other byte — other escapes, dropped controls,
+    /// sequences split between chunks — goes through [`Strip::after`], one at a time.
+    fn strip_chunk(&mut self, bytes: &[u8]) {
+        // Room for every byte of the chunk, so runs are copied without growing `text`; cut back
+        // to what was kept at the end.
+        let mut written = self.text.len();
+        self.text.resize(written + bytes.len(), 0);
+        // The state in a local, not in `self`, so it can stay in a register.
+        let mut state = self.strip;
+        let mut at = 0;
+        while at < bytes.len() {
+            match state {
+                Strip::Ground => loop {
+                    // `written <= old length + at`, so the room left is at least `bytes[at..]`.
+                    let run = copy_kept_prefix(&bytes[at..], &mut self.text[written..]);
+                    if run > 0 {
+                        // Only the chunk's first run can continue the last segment: any later one
+                        // follows a dropped byte.
+                        let spool_start = self.position + at as u64;
+                        if at > 0 || !self.continues_last_segment(written, spool_start) {
+                            self.segments.push(Segment {
+                                text_start: self.forgotten + written as u64,
+                                spool_start,
+                            });
+                        }
+                        at += run;
+                        written += run;
+                    }
+                    // The usual escape, a CSI sequence, whole in this chunk: back in `Ground`
+                    // after it, as its bytes one by one through `Strip::after` would leave us.
+                    match complete_csi_len(&bytes[at..]) {
+                        Some(csi) => at += csi,
+                        None => break,
+                    }
+                },
+                // Parameter and intermediate bytes leave `Csi` as it is: skip to the byte that
+                // ends or interrupts the sequence.
+                Strip::Csi => {
+                    at += bytes[at..]
+                        .iter()
+                        .position(|&byte| matches!(byte, 0x40..=0x7e | 0x1b))
+                        .unwrap_or(bytes.len() - at);
+                }
+                Strip::Escape | Strip::String(_) => {}
             }
-            (Strip::Ground, _) => Strip::Ground,
-            (Strip::Escape, b'[') => Strip::Csi,
-            (Strip::Escape, b']' | b'P' | b'X' | b'^' | b'_') => Strip::String(false),
-            (Strip::Escape, 0x1b) => Strip::Escape,
-            (Strip::Escape, _) => Strip::Ground,
-            (Strip::Csi, 0x40..=0x7e) => Strip::Ground,
-            (Strip::Csi, 0x1b) => Strip::Escape,
-            (Strip::Csi, _) => Strip::Csi,
-            (Strip::String(_), 0x07 | 0x18 | 0x1a) => Strip::Ground,
-            (Strip::String(true), b'\\') => Strip::Ground,
-            (Strip::String(_), 0x1b) => Strip::String(true),
-            (Strip::String(_), _) => Strip::String(false),
-        };
+            if let Some(&byte) = bytes.get(at) {
+                state = state.after(byte);
+                at += 1;
+            }
+        }
+        self.text.truncate(written);
+        self.strip = state;
+    }
+
+    /// Whether kept bytes copied to `text[index..]` from spool offset `spool_start` on continue
+    /// the last segment (so need no segment of their own).
+    fn continues_last_segment(&self, index: usize, spool_start: u64) -> bool {
+        let text_start = self.forgotten + index as u64;
+        self.segments
+            .last()
+            .is_some_and(|last| last.spool_start + (text_start - last.text_start) == spool_start)
+    }
+
+    /// The spool offset of `text[index]`.
+    fn spool_offset(&self, index: usize) -> u64 {
+        let stripped = self.forgotten + index as u64;
+        // The last segment starting at or before it; the first segment starts at or before
+        // every byte held, so there is one.
+        let after = self
+            .segments
+            .partition_point(|segment| segment.text_start <= stripped);
+        let segment = self.segments[after.saturating_sub(1)];
+        segment.spool_start + (stripped - segment.text_start)
     }
 
     fn search(&mut self) -> Option<Match> {
-        let (start, end) = match &self.pattern {
-            Pattern::Literal(literal) => {
-                let at = memchr::memmem::find(&self.text[self.search_from..], literal.as_bytes())?;
+        let (start, end) = match (&self.pattern, &self.literal) {
+            (Pattern::Literal(_), Some(finder)) => {
+                let at = finder.find(&self.text[self.search_from..])?;
                 let start = self.search_from + at;
-                (start, start + literal.len())
+                (start, start + finder.needle().len())
             }
-            Pattern::Regex(regex) => {
+            (Pattern::Regex(regex), _) => {
                 let found = regex.find_at(&self.text, self.search_from)?;
                 (found.start(), found.end())
             }
+            // `new` builds the finder of every literal.
+            (Pattern::Literal(_), None) => return None,
         };
-        let span = (self.offsets[start], self.offsets[end - 1] + 1);
+        let span = (self.spool_offset(start), self.spool_offset(end - 1) + 1);
         Some(Match {
             text: String::from_utf8_lossy(&self.text[start..end]).into_owned(),
             span,
@@ -208,8 +426,84 @@ impl Scanner {
         // Drop in large steps, so the cost of moving what is kept stays small.
         if keep_from >= MAX_MATCH_BYTES {
             self.text.drain(..keep_from);
-            self.offsets.drain(..keep_from);
+            self.forgotten += keep_from as u64;
             self.search_from = self.search_from.saturating_sub(keep_from);
+            // Keep the segment holding the new first byte (or, with no text left, the last
+            // one, which the next kept bytes may continue) and those after it.
+            let first_kept = self
+                .segments
+                .partition_point(|segment| segment.text_start <= self.forgotten)
+                .saturating_sub(1);
+            self.segments.drain(..first_kept);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_tests_agree_with_the_byte_tests_for_every_byte_in_every_lane() {
+        for byte in 0..=u8::MAX {
+            for lane in 0..8 {
+                // The byte among fillers of every kind: kept, dropped, ending a CSI or not.
+                for filler in [b'a', b';', 0x00, 0xff, 0x1b, b'\n', 0x7f] {
+                    let mut bytes = [filler; 8];
+                    bytes[lane] = byte;
+                    let word = u64::from_le_bytes(bytes);
+                    let (dropped, csi_ends) = (dropped_lanes(word), csi_end_lanes(word));
+                    for (i, &b) in bytes.iter().enumerate() {
+                        let high_bit = 0x80 << (8 * i);
+                        let context = format!("byte {b:#04x} in lane {i} of {bytes:02x?}");
+                        assert_eq!(dropped & high_bit != 0, !is_kept(b), "dropped: {context}");
+                        let ends_csi = Strip::Csi.after(b) != Strip::Csi;
+                        assert_eq!(csi_ends & high_bit != 0, ends_csi, "CSI end: {context}");
+                    }
+                    assert_eq!((dropped | csi_ends) & !LANES_80, 0, "{bytes:02x?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copy_kept_prefix_stops_at_the_first_dropped_byte() {
+        for len in 0..40 {
+            for stop in 0..=len {
+                let from: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if i == stop {
+                            0x1b
+                        } else {
+                            b'a' + (i % 26) as u8
+                        }
+                    })
+                    .collect();
+                let mut to = vec![0; len];
+                assert_eq!(
+                    copy_kept_prefix(&from, &mut to),
+                    stop,
+                    "len {len}, stop {stop}"
+                );
+                assert_eq!(to[..stop], from[..stop], "len {len}, stop {stop}");
+            }
+        }
+    }
+
+    #[test]
+    fn complete_csi_len_follows_the_state_machine() {
+        let cases: [(&[u8], Option<usize>); 8] = [
+            (b"\x1b[0m", Some(4)),
+            (b"\x1b[38;2;215;119;87mtext", Some(18)),
+            (b"\x1b[?25l", Some(6)),
+            (b"\x1b[1;3", None),
+            (b"\x1b[1\x1b[0m", None),
+            (b"\x1b]0;title\x07", None),
+            (b"x\x1b[0m", None),
+            (b"\x1b[\x01\x02 !m", Some(7)),
+        ];
+        for (bytes, expected) in cases {
+            assert_eq!(complete_csi_len(bytes), expected, "{bytes:02x?}");
         }
     }
 }

@@ -205,6 +205,7 @@ pub fn session_info(session: &str, name: Option<&str>, bracketed_paste: bool) ->
         command: vec!["fake-agent".into()],
         preset: "custom".into(),
         bracketed_paste,
+        spool: None,
     }
 }
 

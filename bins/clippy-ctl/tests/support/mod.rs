@@ -680,6 +680,7 @@ impl FakeWrapper {
             command: vec!["fake-agent".into(), "--flag".into()],
             preset: "generic".into(),
             bracketed_paste: false,
+            spool: None,
         };
         let reply = client
             .request(|id| Message::Register { id, session: info })
