@@ -14,9 +14,9 @@ use crate::broker::{Broker, resolve_socket, unexpected};
 use crate::cli::{Cli, Command, FormatArg, SinkArg};
 use crate::config::Config;
 use crate::error::CtlError;
+use crate::spool::{Executed, Found};
 use crate::{focus, hotkeys};
 use clippy_desktop::Environment;
-use crate::spool::{Executed, Found};
 
 /// What a command found out, ready to render.
 #[derive(Debug)]
