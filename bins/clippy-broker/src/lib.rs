@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod clipboard;
 pub mod error;
 pub mod log;
 pub mod server;

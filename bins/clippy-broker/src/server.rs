@@ -107,11 +107,11 @@ struct FileJob {
     reply_id: u32,
 }
 
-/// A finished file delivery.
-struct FileDone {
-    reply_to: ConnId,
-    reply_id: u32,
-    result: Result<(), SinkError>,
+/// A finished file (or clipboard) delivery.
+pub(crate) struct FileDone {
+    pub(crate) reply_to: ConnId,
+    pub(crate) reply_id: u32,
+    pub(crate) result: Result<(), SinkError>,
 }
 
 /// The broker's event loop and everything it owns.
@@ -123,6 +123,8 @@ pub struct Server {
     signals: SignalPipe,
     jobs: Option<mpsc::Sender<FileJob>>,
     done: mpsc::Receiver<FileDone>,
+    /// The clipboard owner's thread, started on the first clipboard delivery.
+    clipboard: crate::clipboard::ClipboardOwner,
     conns: HashMap<ConnId, Conn>,
     next_conn: u64,
     state: State,
@@ -173,6 +175,7 @@ impl Server {
         );
         let (jobs, job_rx) = mpsc::channel::<FileJob>();
         let (done_tx, done) = mpsc::channel::<FileDone>();
+        let clipboard = crate::clipboard::ClipboardOwner::new(done_tx.clone(), Arc::clone(&waker));
         std::thread::Builder::new()
             .name("clippy-broker-file-sink".into())
             .spawn(move || file_worker(&job_rx, &done_tx, &waker))
@@ -185,6 +188,7 @@ impl Server {
             signals,
             jobs: Some(jobs),
             done,
+            clipboard,
             conns: HashMap::new(),
             next_conn: FIRST_CONN,
             state,
@@ -503,6 +507,16 @@ impl Server {
                                 sink: "file".into(),
                                 source: "the file sink thread is gone".into(),
                             };
+                            queue.extend(self.state.delivery_finished(
+                                reply_to,
+                                reply_id,
+                                Err(error),
+                            ));
+                        }
+                    }
+                    Delivery::Clipboard { record, format } => {
+                        let content = format.select(&record).to_vec();
+                        if let Err(error) = self.clipboard.deliver(content, reply_to, reply_id) {
                             queue.extend(self.state.delivery_finished(
                                 reply_to,
                                 reply_id,

@@ -102,6 +102,14 @@ pub enum Delivery {
         /// Which view of it to write.
         format: Format,
     },
+    /// Set the desktop clipboard to `format.select(&record)`. The I/O layer runs it on the
+    /// thread that owns the clipboard (an X selection lives as long as its owner).
+    Clipboard {
+        /// The captured turn.
+        record: TurnRecord,
+        /// Which view of it to copy.
+        format: Format,
+    },
 }
 
 /// A refused request: the reason on the wire and a sentence for humans.
@@ -932,10 +940,10 @@ impl State {
                     format: format_of(format),
                 }))
             }
-            CLIPBOARD_SINK => Err(refuse(
-                ErrorReason::SinkFailed,
-                "the clipboard sink comes with the desktop integration; this broker has none",
-            )),
+            CLIPBOARD_SINK => Ok(Outcome::Deliver(Delivery::Clipboard {
+                record: self.captured()?.clone(),
+                format: format_of(format),
+            })),
             other => Err(refuse(
                 ErrorReason::SinkFailed,
                 format!("unknown sink {other:?}: expected inject, file or clipboard"),
@@ -2293,8 +2301,8 @@ mod tests {
             ),
             (
                 deliver("clipboard", None, None),
-                ErrorReason::SinkFailed,
-                "desktop integration",
+                ErrorReason::BufferEmpty,
+                "capture",
             ),
             (
                 deliver("printer", None, None),
@@ -2335,6 +2343,13 @@ mod tests {
         }
         let actions = st.handle(client, deliver("inject", Some("aaa"), None), NOW);
         assert!(matches!(delivery(&actions).0, Delivery::Inject { conn, .. } if *conn == w));
+        let actions = st.handle(client, deliver("clipboard", None, None), NOW);
+        match delivery(&actions).0 {
+            Delivery::Clipboard { record, format } => {
+                assert_eq!(format.select(record), b"body");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     // ── listings ────────────────────────────────────────────────────────────────────────

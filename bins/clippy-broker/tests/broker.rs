@@ -322,9 +322,9 @@ fn every_request_error_reason_is_produced() {
         format: Format::Raw,
     });
     assert_eq!(reason, ErrorReason::MissingField);
-    // sink_failed: clipboard (no desktop integration), an unknown sink, a relative file path.
+    // sink_failed: clipboard (no $DISPLAY for the broker), an unknown sink, a relative file path.
     for (sink, path, needle) in [
-        ("clipboard", None, "desktop integration"),
+        ("clipboard", None, "$DISPLAY is not set"),
         ("printer", None, "unknown sink"),
         ("file", Some("relative.txt"), "relative"),
     ] {

@@ -62,6 +62,11 @@ impl Broker {
         })
     }
 
+    /// The connection's socket (to watch it for the broker going away).
+    pub fn stream(&self) -> &std::os::unix::net::UnixStream {
+        self.client.stream()
+    }
+
     /// Lets replies take up to `wait` (a wait request's own deadline plus a grace period).
     pub fn allow_reply_after(&mut self, wait: Duration) -> Result<(), CtlError> {
         self.client

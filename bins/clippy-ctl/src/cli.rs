@@ -41,6 +41,14 @@ pub struct Cli {
         value_parser = clap::value_parser!(u64).range(1..),
     )]
     pub timeout: u64,
+    /// Tell the result as a desktop notification (tmux: in the status line) instead of on
+    /// stdout; for commands run from key bindings.
+    #[arg(long, global = true)]
+    pub notify: bool,
+    /// Which desktop `--focused`, `hotkeys` and the clipboard use [default: desktop.resolver,
+    /// else detect: tmux when $TMUX is set, X11 when $DISPLAY is set].
+    #[arg(long, global = true, value_enum, value_name = "RESOLVER")]
+    pub resolver: Option<ResolverArg>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -74,7 +82,11 @@ pub enum Command {
     /// Copy a session's latest turn into the relay buffer.
     Capture {
         /// Session id, unique id prefix, or name.
-        session: String,
+        #[arg(required_unless_present = "focused", conflicts_with = "focused")]
+        session: Option<String>,
+        /// The session in the focused window (X11) or the active pane (tmux).
+        #[arg(long)]
+        focused: bool,
     },
     /// Copy the given turn into the relay buffer.
     CaptureById {
@@ -84,7 +96,11 @@ pub enum Command {
     /// Inject the relay buffer into a session.
     Paste {
         /// Session id, unique id prefix, or name.
-        session: String,
+        #[arg(required_unless_present = "focused", conflicts_with = "focused")]
+        session: Option<String>,
+        /// The session in the focused window (X11) or the active pane (tmux).
+        #[arg(long)]
+        focused: bool,
         /// raw: the captured bytes; text: the rendered text.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
@@ -96,8 +112,11 @@ pub enum Command {
         #[arg(value_enum)]
         sink: SinkArg,
         /// The target session (inject).
-        #[arg(long, value_name = "SESSION")]
+        #[arg(long, value_name = "SESSION", conflicts_with = "focused")]
         session: Option<String>,
+        /// The target session is the one in the focused window or pane (inject).
+        #[arg(long)]
+        focused: bool,
         /// The target file (file); a relative path is taken from the current directory.
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
@@ -148,6 +167,14 @@ pub enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
     },
+    /// Global hotkeys (X11): capture from the focused session, paste into it.
+    ///
+    /// Grabs the bindings (default super+shift+c capture, super+shift+v paste; [hotkeys] in
+    /// the configuration), then for each press resolves the focused session and asks the
+    /// broker. Runs until SIGTERM or SIGINT (exit 0) or until the broker goes away (exit 3).
+    Hotkeys(BindingArgs),
+    /// Print the tmux bind-key lines that capture and paste with the focused pane's session.
+    TmuxBindings(BindingArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -160,6 +187,45 @@ pub enum Command {
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
+}
+
+/// Key bindings on the command line; each overrides its `[hotkeys]` key. `""` unbinds.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BindingArgs {
+    /// Capture the focused session's latest turn [default: super+shift+c].
+    #[arg(long, value_name = "BINDING")]
+    pub capture: Option<String>,
+    /// Paste the relay buffer into the focused session [default: super+shift+v].
+    #[arg(long, value_name = "BINDING")]
+    pub paste: Option<String>,
+    /// Deliver the relay buffer to the clipboard.
+    #[arg(long, value_name = "BINDING")]
+    pub deliver_clipboard: Option<String>,
+    /// Capture the focused session's latest turn and copy it to the clipboard.
+    #[arg(long, value_name = "BINDING")]
+    pub capture_and_copy: Option<String>,
+}
+
+/// `--resolver`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResolverArg {
+    /// tmux when $TMUX is set, else X11 when $DISPLAY is set.
+    Detect,
+    /// The X11 display.
+    X11,
+    /// The tmux server.
+    Tmux,
+}
+
+impl ResolverArg {
+    /// The setting's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Detect => "detect",
+            Self::X11 => "x11",
+            Self::Tmux => "tmux",
+        }
+    }
 }
 
 /// The commands over a session's spool and terminal (CONTRACTS/SPOOL.md).

@@ -15,6 +15,8 @@ use crate::cli::{Cli, Command, FormatArg, SinkArg};
 use crate::config::Config;
 use crate::error::CtlError;
 use crate::spool::{Executed, Found};
+use crate::{focus, hotkeys};
+use clippy_desktop::Environment;
 
 /// What a command found out, ready to render.
 #[derive(Debug)]
@@ -64,6 +66,10 @@ pub enum Report {
     },
     /// `status`.
     Status(Status),
+    /// `hotkeys`, after a signal stopped it.
+    HotkeysStopped,
+    /// `tmux-bindings`: the lines for `.tmux.conf`.
+    TmuxBindings(String),
     /// `status SESSION`.
     SessionStatus(SessionState),
     /// `read`.
@@ -208,12 +214,12 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 other => Err(unexpected("get_turn", &other)),
             }
         }
-        Command::Capture { session } => {
-            let request = |id| Message::Capture {
-                id,
-                session: session.clone(),
-            };
-            captured("capture", connect()?.request(request)?)
+        Command::Capture { session, focused } => {
+            let mut broker = connect()?;
+            let (session, _) =
+                focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
+            let request = |id| Message::Capture { id, session };
+            captured("capture", broker.request(request)?)
         }
         Command::CaptureById { turn_id } => {
             let request = |id| Message::CaptureById {
@@ -224,17 +230,21 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         }
         Command::Paste {
             session,
+            focused,
             format: arg,
         } => {
             let format = format(arg);
+            let mut broker = connect()?;
+            let (session, label) =
+                focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
             let request = |id| Message::Paste {
                 id,
-                session: session.clone(),
+                session,
                 format,
             };
-            match connect()?.request(request)? {
+            match broker.request(request)? {
                 Message::Done { .. } => Ok(Report::Pasted {
-                    session: session.clone(),
+                    session: label,
                     format,
                 }),
                 other => Err(unexpected("paste", &other)),
@@ -243,13 +253,33 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         Command::Deliver {
             sink,
             session,
+            focused,
             path,
             format: arg,
         } => {
             // A usage error is a usage error, broker or not: check before connecting.
-            check_deliver(*sink, session.as_deref(), path.as_deref())?;
+            let named = session.as_deref().or(focused.then_some("(focused)"));
+            check_deliver(*sink, named, path.as_deref())?;
             let format = format(arg);
             let path = path.as_deref().map(absolute_utf8).transpose()?;
+            let mut broker = connect()?;
+            if *sink == SinkArg::Clipboard
+                && focus::environment(cli, &config).ok() == Some(Environment::Tmux)
+            {
+                focus::deliver_tmux_clipboard(&mut broker, format)?;
+                return Ok(Report::Delivered {
+                    sink: *sink,
+                    session: None,
+                    path: None,
+                    format,
+                });
+            }
+            let session = match named {
+                Some(given) => {
+                    Some(focus::target(Some(given), *focused, cli, &config, &mut broker)?.0)
+                }
+                None => None,
+            };
             let request = |id| Message::Deliver {
                 id,
                 sink: sink.as_str().to_owned(),
@@ -257,7 +287,7 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 path: path.clone(),
                 format,
             };
-            match connect()?.request(request)? {
+            match broker.request(request)? {
                 Message::Done { .. } => Ok(Report::Delivered {
                     sink: *sink,
                     session: session.clone(),
@@ -279,6 +309,8 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         }
         Command::Deny { approval } => crate::routing::resolve(&connect, approval, false, None),
         Command::Events { since, types, .. } => crate::routing::events(&connect, *since, types),
+        Command::Hotkeys(args) => hotkeys::run(cli, args, &config),
+        Command::TmuxBindings(args) => hotkeys::tmux_bindings_report(args, &config),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man { command } => man(command.as_deref()),
     }

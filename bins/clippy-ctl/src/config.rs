@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use clippy_config::OutputFormat;
+use clippy_config::{HotkeysConfig, OutputFormat};
 use clippy_proto::Format;
 
 use crate::error::CtlError;
@@ -12,6 +12,10 @@ use crate::error::CtlError;
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     format: Option<Format>,
+    /// `desktop.resolver`.
+    pub resolver: Option<String>,
+    /// `[hotkeys]`.
+    pub hotkeys: HotkeysConfig,
 }
 
 impl Config {
@@ -25,6 +29,8 @@ impl Config {
                 OutputFormat::Text => Format::Text,
                 _ => Format::Raw,
             }),
+            resolver: Some(config.desktop.resolver),
+            hotkeys: config.hotkeys,
         })
     }
 

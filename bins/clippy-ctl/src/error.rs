@@ -52,6 +52,16 @@ pub enum CtlError {
     /// The broker's reply could not be understood: malformed, unexpected, wrong version.
     #[error("protocol error: {0}")]
     Protocol(String),
+    /// The desktop side failed: no focused session, several, no display, a grab refused.
+    /// `reason` is a stable word for scripts (see `CONTRACTS/RESOLVER.md`).
+    #[error("{message}")]
+    Desktop {
+        /// `no_focused_session`, `ambiguous_session`, `desktop_unavailable`, `grab_failed`,
+        /// `desktop_error`.
+        reason: &'static str,
+        /// What happened.
+        message: String,
+    },
     /// Local I/O failed (writing the output, finding the current directory).
     #[error("{context}: {source}")]
     Io {

@@ -37,7 +37,7 @@ pub fn exit_code(err: &CtlError) -> Exit {
             Exit::Unreachable
         }
         CtlError::Protocol(_) => Exit::Protocol,
-        CtlError::Io { .. } => Exit::Failed,
+        CtlError::Io { .. } | CtlError::Desktop { .. } => Exit::Failed,
         CtlError::Broker { reason, .. } => match reason {
             ErrorReason::Timeout => Exit::Timeout,
             // The broker did not understand us, or we may not ask: a protocol problem, not
@@ -71,6 +71,7 @@ pub fn reason(err: &CtlError) -> &'static str {
         }
         CtlError::Protocol(_) => "protocol_error",
         CtlError::Io { .. } => "io_error",
+        CtlError::Desktop { reason, .. } => reason,
         CtlError::Broker { reason, .. } => reason.as_str(),
     }
 }
@@ -115,6 +116,13 @@ mod tests {
                 CtlError::Io {
                     context: "x".into(),
                     source: std::io::Error::other("y"),
+                },
+                Exit::Failed,
+            ),
+            (
+                CtlError::Desktop {
+                    reason: "ambiguous_session",
+                    message: "x".into(),
                 },
                 Exit::Failed,
             ),

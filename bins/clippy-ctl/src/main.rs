@@ -10,6 +10,8 @@ mod commands;
 mod config;
 mod error;
 mod exit;
+mod focus;
+mod hotkeys;
 mod output;
 mod routing;
 mod spool;
@@ -41,6 +43,9 @@ fn main() -> ExitCode {
             return finish(written, Exit::Usage);
         }
     };
+    if cli.notify && !cli.json {
+        return notified(&cli);
+    }
     // The one command that streams: each event is printed as it arrives.
     if let cli::Command::Events {
         follow: true,
@@ -70,6 +75,28 @@ fn main() -> ExitCode {
             finish(written, exit::exit_code(&error))
         }
     }
+}
+
+/// `--notify`: the result goes to the desktop (or tmux's status line) instead of stdout; it
+/// falls back to stderr and the bell when neither can show it.
+fn notified(cli: &Cli) -> ExitCode {
+    let config = config::Config::load(cli.config.as_deref()).unwrap_or_default();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let (written, exit) = match commands::run(cli) {
+        Ok(report) => (
+            output::render(&report, false, &mut out, &mut err),
+            exit::report_exit(&report),
+        ),
+        Err(error) => (
+            output::render_error(&error, false, &mut out, &mut err),
+            exit::exit_code(&error),
+        ),
+    };
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    text.push_str(&String::from_utf8_lossy(&err));
+    let text = text.trim_start_matches("clippy-ctl: ");
+    hotkeys::notify(cli, &config, text, exit != Exit::Ok);
+    finish(written, exit)
 }
 
 /// The exit code once the output is written: a reader that went away (`| head`) is not an

@@ -85,6 +85,8 @@ pub fn render(
             )
         }
         Report::Status(status) => status_lines(out, status),
+        Report::HotkeysStopped => writeln!(out, "hotkeys released"),
+        Report::TmuxBindings(lines) => out.write_all(lines.as_bytes()),
         Report::SessionStatus(status) => session_status_lines(out, status),
         Report::SpoolData {
             data,
@@ -498,6 +500,8 @@ fn report_json(report: &Report) -> Value {
             json!({ "completions": { "shell": shell, "script": script } })
         }
         Report::Man(roff) => json!({ "man": roff }),
+        Report::HotkeysStopped => json!({ "hotkeys": { "stopped": true } }),
+        Report::TmuxBindings(lines) => json!({ "tmux_bindings": lines }),
     }
 }
 

@@ -62,6 +62,53 @@ pub struct Config {
     pub session: SessionConfig,
     /// `[ctl]`: the command-line client, `clippy-ctl`.
     pub ctl: CtlConfig,
+    /// `[desktop]`: which desktop integration `clippy-ctl` uses.
+    pub desktop: DesktopConfig,
+    /// `[hotkeys]`: the key bindings of `clippy-ctl hotkeys` (and `tmux-bindings`).
+    pub hotkeys: HotkeysConfig,
+}
+
+/// `[desktop]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DesktopConfig {
+    /// Which focus resolver, hotkey and clipboard adapters: `"detect"` (default: tmux when
+    /// `$TMUX` is set, else X11 when `$DISPLAY` is set), `"x11"` or `"tmux"`.
+    pub resolver: String,
+}
+
+impl Default for DesktopConfig {
+    fn default() -> DesktopConfig {
+        DesktopConfig {
+            resolver: "detect".to_owned(),
+        }
+    }
+}
+
+/// `[hotkeys]` settings: a binding per action, like `"super+shift+c"`; `None` (or `""` in a
+/// file) is no binding. The syntax is checked by `clippy-ctl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HotkeysConfig {
+    /// Capture the focused session's latest turn. Default `"super+shift+c"`.
+    pub capture: Option<String>,
+    /// Paste the relay buffer into the focused session. Default `"super+shift+v"`.
+    pub paste: Option<String>,
+    /// Deliver the relay buffer to the clipboard. Default none.
+    pub deliver_clipboard: Option<String>,
+    /// Capture the focused session's latest turn and copy it to the clipboard. Default none.
+    pub capture_and_copy: Option<String>,
+}
+
+impl Default for HotkeysConfig {
+    fn default() -> HotkeysConfig {
+        HotkeysConfig {
+            capture: Some("super+shift+c".to_owned()),
+            paste: Some("super+shift+v".to_owned()),
+            deliver_clipboard: None,
+            capture_and_copy: None,
+        }
+    }
 }
 
 /// `[broker]` settings.
@@ -251,6 +298,8 @@ impl Config {
             session_max_turn_bytes,
             session_presets,
             ctl_format,
+            desktop_resolver,
+            hotkeys,
         } = partial;
         if let Some(value) = broker_ring_depth {
             self.broker.ring_depth = value;
@@ -272,6 +321,18 @@ impl Config {
         if let Some(value) = ctl_format {
             self.ctl.format = value;
         }
+        if let Some(value) = desktop_resolver {
+            self.desktop.resolver = value;
+        }
+        for (action, binding) in hotkeys {
+            let binding = Some(binding).filter(|b| !b.is_empty());
+            match action.as_str() {
+                "capture" => self.hotkeys.capture = binding,
+                "paste" => self.hotkeys.paste = binding,
+                "deliver_clipboard" => self.hotkeys.deliver_clipboard = binding,
+                _ => self.hotkeys.capture_and_copy = binding,
+            }
+        }
     }
 
     /// Drops preset mappings set to `""` (how a layer removes a built-in one).
@@ -291,6 +352,10 @@ mod tests {
         assert_eq!(config.broker.max_turn_bytes, 4_194_304);
         assert_eq!(config.session.max_turn_bytes, 4_194_304);
         assert_eq!(config.ctl.format, OutputFormat::Raw);
+        assert_eq!(config.desktop.resolver, "detect");
+        assert_eq!(config.hotkeys.capture.as_deref(), Some("super+shift+c"));
+        assert_eq!(config.hotkeys.paste.as_deref(), Some("super+shift+v"));
+        assert_eq!(config.hotkeys.deliver_clipboard, None);
         assert_eq!(config.session.presets.len(), DEFAULT_PRESETS.len());
         assert_eq!(
             config.session.presets.get("sqlite3").map(String::as_str),

@@ -46,8 +46,8 @@ mod schema;
 
 pub use config::{
     BrokerConfig, Config, CtlConfig, DEFAULT_EVENT_HISTORY, DEFAULT_MAX_TURN_BYTES,
-    DEFAULT_PRESETS, DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS, MAX_TURN_BYTES_LIMIT,
-    OutputFormat, SessionConfig,
+    DEFAULT_PRESETS, DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS, DesktopConfig, HotkeysConfig,
+    MAX_TURN_BYTES_LIMIT, OutputFormat, SessionConfig,
 };
 pub use error::ConfigError;
 pub use layers::{LOCAL_FILE, Layer, LayerKind, Layers, SYSTEM_FILE, SearchPaths, user_file};

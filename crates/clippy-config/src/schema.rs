@@ -14,7 +14,7 @@ use crate::ConfigError;
 use crate::config::{MAX_TURN_BYTES_LIMIT, OutputFormat};
 use crate::expand::{ExpandError, expand};
 
-const TOP_KEYS: &[&str] = &["broker", "session", "ctl"];
+const TOP_KEYS: &[&str] = &["broker", "session", "ctl", "desktop", "hotkeys"];
 const BROKER_KEYS: &[&str] = &[
     "ring_depth",
     "max_turn_bytes",
@@ -23,6 +23,10 @@ const BROKER_KEYS: &[&str] = &[
 ];
 const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets"];
 const CTL_KEYS: &[&str] = &["format"];
+const DESKTOP_KEYS: &[&str] = &["resolver"];
+const HOTKEY_KEYS: &[&str] = &["capture", "paste", "deliver_clipboard", "capture_and_copy"];
+/// The values of `desktop.resolver`.
+pub(crate) const RESOLVERS: &[&str] = &["detect", "x11", "tmux"];
 
 /// What one layer sets.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -35,6 +39,9 @@ pub(crate) struct Partial {
     /// Entries to merge over the lower layers' map; `""` removes a mapping.
     pub(crate) session_presets: BTreeMap<String, String>,
     pub(crate) ctl_format: Option<OutputFormat>,
+    pub(crate) desktop_resolver: Option<String>,
+    /// `[hotkeys]` entries set by this layer: action name → binding (`""`: no binding).
+    pub(crate) hotkeys: BTreeMap<String, String>,
 }
 
 /// Checks the layer at `layer` (its parsed `table`).
@@ -103,6 +110,39 @@ pub(crate) fn read(
                         }
                         _ => return Err(cx.unknown(key, CTL_KEYS)),
                     }
+                }
+            }
+            "desktop" => {
+                for (name, value) in cx.table("desktop", value)? {
+                    let key = dotted("desktop", name);
+                    match name.as_str() {
+                        "resolver" => {
+                            let resolver = cx.string(&key, value)?;
+                            if !RESOLVERS.contains(&resolver.as_str()) {
+                                return Err(cx.invalid(
+                                    &key,
+                                    format!(
+                                        "must be one of {}, found {resolver:?}",
+                                        RESOLVERS.join(", ")
+                                    ),
+                                ));
+                            }
+                            partial.desktop_resolver = Some(resolver);
+                        }
+                        _ => return Err(cx.unknown(key, DESKTOP_KEYS)),
+                    }
+                }
+            }
+            "hotkeys" => {
+                for (name, value) in cx.table("hotkeys", value)? {
+                    let key = dotted("hotkeys", name);
+                    if !HOTKEY_KEYS.contains(&name.as_str()) {
+                        return Err(cx.unknown(key, HOTKEY_KEYS));
+                    }
+                    // The binding's syntax is checked by its user (`clippy-ctl`), which knows keys.
+                    partial
+                        .hotkeys
+                        .insert(name.clone(), cx.string(&key, value)?);
                 }
             }
             _ => return Err(cx.unknown(dotted("", name), TOP_KEYS)),
@@ -258,6 +298,27 @@ mod tests {
         assert_eq!(partial.session_max_turn_bytes, Some(20));
         assert_eq!(partial.session_presets.len(), 2);
         assert_eq!(partial.ctl_format, Some(OutputFormat::Text));
+    }
+
+    #[test]
+    fn desktop_and_hotkeys_are_read() {
+        let partial = read_str(
+            "[desktop]\nresolver = \"tmux\"\n\
+             [hotkeys]\ncapture = \"ctrl+alt+c\"\npaste = \"\"\ncapture_and_copy = \"alt+F5\"\n",
+        )
+        .expect("ok");
+        assert_eq!(partial.desktop_resolver.as_deref(), Some("tmux"));
+        assert_eq!(partial.hotkeys.len(), 3);
+        assert_eq!(partial.hotkeys["paste"], "");
+        let err = read_str("[desktop]\nresolver = \"wayland\"\n").expect_err("unknown");
+        assert!(
+            err.to_string().ends_with(
+                "`desktop.resolver` must be one of detect, x11, tmux, found \"wayland\""
+            ),
+            "{err}"
+        );
+        let err = read_str("[hotkeys]\ncopy = \"alt+c\"\n").expect_err("unknown");
+        assert!(err.to_string().contains("hotkeys.copy"), "{err}");
     }
 
     #[test]

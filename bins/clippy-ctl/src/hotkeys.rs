@@ -1,0 +1,370 @@
+//! `clippy-ctl hotkeys` (the long-running X11 hotkey client), `tmux-bindings`, and `--notify`
+//! feedback (`CONTRACTS/HOTKEY.md`).
+//!
+//! One action at a time: a press is resolved, sent and reported before the next key event is
+//! read. Feedback is a desktop notification; when there is none, the bell and stderr, so an
+//! error is never silent.
+
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clippy_desktop::{
+    Binding, Environment, HotkeyAction, HotkeyProvider, SessionResolver, Tmux, X11Hotkeys,
+    X11Resolver, tmux_bindings,
+};
+use clippy_proto::{Format, Message};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+use crate::broker::{Broker, resolve_socket, unexpected};
+use crate::cli::{BindingArgs, Cli};
+use crate::commands::Report;
+use crate::config::Config;
+use crate::error::CtlError;
+use crate::focus::{desktop, environment, session_refs};
+
+/// How often the loop looks at the broker connection and the signal flags.
+const TICK: Duration = Duration::from_millis(200);
+
+/// The bindings in effect: the command line over `[hotkeys]`; `""` unbinds. Each is parsed;
+/// a bad one is a usage error naming where it came from.
+pub fn bindings(
+    args: &BindingArgs,
+    config: &Config,
+) -> Result<Vec<(HotkeyAction, Binding)>, CtlError> {
+    let hk = &config.hotkeys;
+    let pairs = [
+        (HotkeyAction::Capture, &args.capture, &hk.capture),
+        (HotkeyAction::Paste, &args.paste, &hk.paste),
+        (
+            HotkeyAction::DeliverClipboard,
+            &args.deliver_clipboard,
+            &hk.deliver_clipboard,
+        ),
+        (
+            HotkeyAction::CaptureAndCopy,
+            &args.capture_and_copy,
+            &hk.capture_and_copy,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (action, flag, configured) in pairs {
+        let (text, origin) = match (flag, configured) {
+            (Some(text), _) => (
+                text.as_str(),
+                format!("--{}", action.as_str().replace('_', "-")),
+            ),
+            (None, Some(text)) => (text.as_str(), format!("hotkeys.{action}")),
+            (None, None) => continue,
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let binding = text
+            .parse::<Binding>()
+            .map_err(|e| CtlError::Usage(format!("{origin}: {e}")))?;
+        if let Some((other, _)) = out.iter().find(|(_, b)| *b == binding) {
+            return Err(CtlError::Usage(format!(
+                "{origin}: {binding} is already the binding of {other}"
+            )));
+        }
+        out.push((action, binding));
+    }
+    if out.is_empty() {
+        return Err(CtlError::Usage(
+            "no key bindings: set [hotkeys] in the configuration or pass --capture/--paste".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `tmux-bindings`.
+pub fn tmux_bindings_report(args: &BindingArgs, config: &Config) -> Result<Report, CtlError> {
+    let bindings = bindings(args, config)?;
+    let ctl = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .unwrap_or_else(|| "clippy-ctl".to_owned());
+    Ok(Report::TmuxBindings(tmux_bindings(&ctl, &bindings)))
+}
+
+/// `hotkeys`: runs until a signal (Ok) or the broker goes away (Err, exit 3).
+pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, CtlError> {
+    let bindings = bindings(args, config)?;
+    let env = environment(cli, config)?;
+    if env == Environment::Tmux {
+        return Err(CtlError::Usage(
+            "in tmux, the hotkeys are tmux key bindings: load them with \
+             `clippy-ctl tmux-bindings | tmux source-file -` (or add them to ~/.tmux.conf)"
+                .into(),
+        ));
+    }
+    let timeout = Duration::from_millis(cli.timeout);
+    let mut broker = Broker::connect(&resolve_socket(cli.socket.as_deref())?, timeout)?;
+    let mut keys = X11Hotkeys::connect(None).map_err(desktop)?;
+    let mut resolver = X11Resolver::connect(None).map_err(desktop)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|source| CtlError::Io {
+            context: "cannot handle signals".into(),
+            source,
+        })?;
+    }
+
+    let results = keys.register(&bindings);
+    let mut grabbed = Vec::new();
+    for ((action, binding), result) in bindings.iter().zip(results) {
+        match result {
+            Ok(()) => grabbed.push(format!("{action} = {binding}")),
+            Err(error) => tell(
+                &mut keys,
+                "clippy: hotkey not available",
+                &format!("{action} ({binding}): {error}"),
+                true,
+            ),
+        }
+    }
+    if grabbed.is_empty() {
+        return Err(CtlError::Desktop {
+            reason: "grab_failed",
+            message: "no hotkey could be grabbed (see above)".into(),
+        });
+    }
+    log(&format!(
+        "listening: {} (SIGINT or SIGTERM to stop)",
+        grabbed.join(", ")
+    ));
+
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            keys.unregister().map_err(desktop)?;
+            return Ok(Report::HotkeysStopped);
+        }
+        if broker_gone(&broker) {
+            let _ = keys.unregister();
+            let error = CtlError::Unreachable {
+                socket: resolve_socket(cli.socket.as_deref())?,
+                detail: "the broker closed the connection".into(),
+            };
+            tell(
+                &mut keys,
+                "clippy: hotkeys stopped",
+                &error.to_string(),
+                true,
+            );
+            return Err(error);
+        }
+        let Some(action) = keys.next_action(Some(TICK)).map_err(desktop)? else {
+            continue;
+        };
+        match perform(action, config.format(), &mut broker, &mut resolver) {
+            Ok(message) => tell(&mut keys, "clippy", &message, false),
+            Err(error) if error.is_unreachable() => {
+                let _ = keys.unregister();
+                tell(
+                    &mut keys,
+                    "clippy: hotkeys stopped",
+                    &error.to_string(),
+                    true,
+                );
+                return Err(error);
+            }
+            Err(error) => tell(
+                &mut keys,
+                &format!("clippy: {action} failed"),
+                &error.to_string(),
+                true,
+            ),
+        }
+    }
+}
+
+/// Carries out one hotkey; the sentence to show.
+fn perform(
+    action: HotkeyAction,
+    format: Format,
+    broker: &mut Broker,
+    resolver: &mut dyn SessionResolver,
+) -> Result<String, CtlError> {
+    let focused = if action.needs_focus() {
+        let sessions = session_refs(broker)?;
+        Some(resolver.focused_session(&sessions).map_err(desktop)?)
+    } else {
+        None
+    };
+    let capture = |broker: &mut Broker, session: &clippy_desktop::SessionRef| {
+        let request = |id| Message::Capture {
+            id,
+            session: session.session.clone(),
+        };
+        match broker.request(request)? {
+            Message::Captured {
+                turn_id,
+                byte_length,
+                ..
+            } => {
+                let seq = turn_id.rsplit(':').next().unwrap_or_default().to_owned();
+                Ok(format!(
+                    "captured {}:{seq}, {}",
+                    session.label(),
+                    human_size(byte_length)
+                ))
+            }
+            other => Err(unexpected("capture", &other)),
+        }
+    };
+    let copy = |broker: &mut Broker| {
+        let request = |id| Message::Deliver {
+            id,
+            sink: "clipboard".into(),
+            session: None,
+            path: None,
+            format,
+        };
+        match broker.request(request)? {
+            Message::Done { .. } => Ok(()),
+            other => Err(unexpected("deliver", &other)),
+        }
+    };
+    match (action, focused) {
+        (HotkeyAction::Capture, Some(session)) => capture(broker, &session),
+        (HotkeyAction::Paste, Some(session)) => {
+            let request = |id| Message::Paste {
+                id,
+                session: session.session.clone(),
+                format,
+            };
+            match broker.request(request)? {
+                Message::Done { .. } => Ok(format!("pasted into {}", session.label())),
+                other => Err(unexpected("paste", &other)),
+            }
+        }
+        (HotkeyAction::CaptureAndCopy, Some(session)) => {
+            let captured = capture(broker, &session)?;
+            copy(broker)?;
+            Ok(format!("{captured}, copied to the clipboard"))
+        }
+        _ => {
+            copy(broker)?;
+            Ok("copied the relay buffer to the clipboard".into())
+        }
+    }
+}
+
+/// `2.1 KiB`, `512 B`, `3.4 MiB`.
+fn human_size(bytes: u32) -> String {
+    let b = f64::from(bytes);
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if b < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    }
+}
+
+/// Whether the broker connection is gone. The broker never writes to a client unasked, so a
+/// readable socket between requests means it closed (or broke) the connection.
+fn broker_gone(broker: &Broker) -> bool {
+    let mut fds = [PollFd::new(broker.stream().as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(0) | Err(nix::errno::Errno::EINTR) => false,
+        Ok(_) => true,
+        Err(_) => true,
+    }
+}
+
+fn log(line: &str) {
+    let _ = writeln!(std::io::stderr(), "clippy-ctl hotkeys: {line}");
+}
+
+/// Tells the user: a notification; errors also ring the bell when no notification could be
+/// shown. Every line also goes to stderr (the hotkey client's log).
+fn tell(keys: &mut dyn HotkeyProvider, summary: &str, body: &str, error: bool) {
+    log(body);
+    if clippy_desktop::notify(summary, body, error).is_err() && error {
+        keys.bell();
+        let _ = std::io::stderr().write_all(b"\x07");
+    }
+}
+
+/// `--notify`: shows `text` (the command's human output, or its error) where the user looks:
+/// tmux's status line in tmux, else a desktop notification, else the bell and stderr.
+/// Returns whether it was shown somewhere other than stderr.
+pub fn notify(cli: &Cli, config: &Config, text: &str, error: bool) -> bool {
+    let text = text.trim();
+    if matches!(environment(cli, config), Ok(Environment::Tmux))
+        && Tmux::new()
+            .display_message(&format!("clippy: {text}"))
+            .is_ok()
+    {
+        return true;
+    }
+    if clippy_desktop::notify(if error { "clippy: failed" } else { "clippy" }, text, error).is_ok()
+    {
+        return true;
+    }
+    let mut err = std::io::stderr();
+    if error {
+        let _ = err.write_all(b"\x07");
+    }
+    let _ = writeln!(err, "{text}");
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_people_write_them() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(2150), "2.1 KiB");
+        assert_eq!(human_size(3 * 1024 * 1024 + 400_000), "3.4 MiB");
+    }
+
+    #[test]
+    fn flags_override_the_configuration_and_empty_unbinds() {
+        let config = Config::default();
+        let got = bindings(&BindingArgs::default(), &config).unwrap();
+        let names: Vec<String> = got.iter().map(|(a, b)| format!("{a}={b}")).collect();
+        assert_eq!(names, ["capture=super+shift+c", "paste=super+shift+v"]);
+        let args = BindingArgs {
+            paste: Some(String::new()),
+            capture_and_copy: Some("ctrl+alt+x".into()),
+            ..BindingArgs::default()
+        };
+        let got = bindings(&args, &config).unwrap();
+        let names: Vec<String> = got.iter().map(|(a, b)| format!("{a}={b}")).collect();
+        assert_eq!(
+            names,
+            ["capture=super+shift+c", "capture_and_copy=ctrl+alt+x"]
+        );
+    }
+
+    #[test]
+    fn bad_or_duplicate_bindings_are_usage_errors() {
+        let config = Config::default();
+        let bare = BindingArgs {
+            capture: Some("c".into()),
+            ..BindingArgs::default()
+        };
+        let err = bindings(&bare, &config).unwrap_err();
+        assert!(matches!(err, CtlError::Usage(_)));
+        assert!(err.to_string().starts_with("--capture: "), "{err}");
+        let twice = BindingArgs {
+            paste: Some("super+shift+c".into()),
+            ..BindingArgs::default()
+        };
+        assert!(bindings(&twice, &config).is_err());
+        let none = BindingArgs {
+            capture: Some(String::new()),
+            paste: Some(String::new()),
+            ..BindingArgs::default()
+        };
+        assert!(bindings(&none, &config).is_err());
+    }
+}

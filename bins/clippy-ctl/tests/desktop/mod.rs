@@ -1,0 +1,293 @@
+//! Harness for the desktop end-to-end tests (`desktop_x11.rs`, `desktop_tmux.rs`): the real
+//! binaries, a private broker and runtime folder per test, and every process the test starts
+//! owned by a [`Proc`] that kills it (its process group, by pid) when dropped.
+
+#![allow(dead_code)] // Not every test uses every helper.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// How long any wait may take before the test fails.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Whether `program` is on `PATH`.
+pub fn have(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Polls `check` every 50 ms until it gives `Some`, or fails the test after [`TIMEOUT`].
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A process of the test, in a process group of its own; dropping it kills that group.
+pub struct Proc {
+    pub child: Child,
+    pub name: String,
+}
+
+impl Proc {
+    /// Starts `command` in a new process group.
+    pub fn spawn(name: &str, command: &mut Command) -> Proc {
+        let child = command
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Proc {
+            child,
+            name: name.to_owned(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it has exited (and its status).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Sends `signal` to it alone.
+    pub fn signal(&self, signal: Signal) {
+        let _ = nix::sys::signal::kill(Pid::from_raw(self.pid() as i32), signal);
+    }
+
+    /// Waits for its exit, at most [`TIMEOUT`].
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let name = self.name.clone();
+        wait_for(&format!("{name} to exit"), || self.exited())
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.exited().is_none() {
+            let _ = killpg(Pid::from_raw(self.pid() as i32), Signal::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A private folder (0700), removed on drop: `run/` is the `XDG_RUNTIME_DIR`.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("clippy-{tag}-{}-{nanos}", std::process::id()));
+        for dir in [path.clone(), path.join("run"), path.join("home")] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .unwrap();
+        }
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn runtime(&self) -> PathBuf {
+        self.0.join("run")
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A workspace binary next to `clippy-ctl`, built if missing (`cargo test -p clippy-ctl` does
+/// not build the other packages' binaries).
+pub fn workspace_bin(package: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let ctl = PathBuf::from(env!("CARGO_BIN_EXE_clippy-ctl"));
+    let dir = ctl.parent().unwrap().to_owned();
+    let bin = dir.join(package);
+    if !bin.exists() {
+        BUILT.get_or_init(|| {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = Command::new(cargo);
+            build
+                .args([
+                    "build",
+                    "-p",
+                    "clippy-broker",
+                    "-p",
+                    "clippy-session",
+                    "--bins",
+                ])
+                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+            if dir.file_name() == Some(OsStr::new("release")) {
+                build.arg("--release");
+            }
+            let out = build.output().unwrap();
+            assert!(
+                out.status.success(),
+                "cargo build failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        });
+    }
+    assert!(bin.exists(), "{} is missing", bin.display());
+    bin
+}
+
+pub fn ctl_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_clippy-ctl"))
+}
+
+/// Our REPL (`tests/programs/repl.py`).
+pub fn repl() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/repl.py")
+}
+
+/// The Python interpreter itself (not a shim that is slow to start).
+pub fn python() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The environment every program of a test gets: nothing of the runner's but `PATH`.
+pub fn base_env(command: &mut Command, dir: &TempDir) {
+    command
+        .env_clear()
+        .env(
+            "PATH",
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+        )
+        .env("HOME", dir.join("home"))
+        .env("XDG_RUNTIME_DIR", dir.runtime())
+        .env("LANG", "C.UTF-8")
+        .current_dir(dir.path());
+}
+
+/// Starts a private broker and waits for its socket to answer.
+pub fn broker(dir: &TempDir, extra_env: &[(&str, &str)]) -> Proc {
+    let mut command = Command::new(workspace_bin("clippy-broker"));
+    base_env(&mut command, dir);
+    command
+        .arg("--foreground")
+        .envs(extra_env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("broker.log")).unwrap());
+    let mut proc = Proc::spawn("clippy-broker", &mut command);
+    wait_for("the broker to answer", || {
+        assert!(proc.exited().is_none(), "the broker exited");
+        let out = ctl(dir, &[], &["status"]);
+        out.status.success().then_some(())
+    });
+    proc
+}
+
+/// Runs `clippy-ctl ARGS` with `env` added, to completion.
+pub fn ctl(dir: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut command = Command::new(ctl_bin());
+    base_env(&mut command, dir);
+    command
+        .envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `clippy-ctl --json list-sessions`: `(id, name, turns)` of each session.
+pub fn sessions(dir: &TempDir) -> Vec<(String, Option<String>, u64)> {
+    let out = ctl(dir, &[], &["--json", "list-sessions"]);
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    json["sessions"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|s| {
+                    (
+                        s["session"].as_str().unwrap_or_default().to_owned(),
+                        s["name"].as_str().map(str::to_owned),
+                        s["turns"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The number of turns session `name` has, once it is registered.
+pub fn turns_of(dir: &TempDir, name: &str) -> Option<u64> {
+    sessions(dir)
+        .into_iter()
+        .find(|(_, n, _)| n.as_deref() == Some(name))
+        .map(|(_, _, turns)| turns)
+}
+
+/// The latest turn of session `name`, raw.
+pub fn latest_turn(dir: &TempDir, name: &str) -> Vec<u8> {
+    let out = ctl(dir, &[], &["get-turn", name]);
+    assert!(out.status.success(), "{out:?}");
+    out.stdout
+}
+
+/// The command line of a wrapped REPL named `name` that logs its input to `log`.
+pub fn wrapped_repl(name: &str, log: &Path) -> Vec<String> {
+    vec![
+        workspace_bin("clippy-session").display().to_string(),
+        "--name".into(),
+        name.into(),
+        "--pattern".into(),
+        "^repl> ".into(),
+        "--".into(),
+        python(),
+        repl().display().to_string(),
+        log.display().to_string(),
+    ]
+}
+
+/// Reads a line from a child's stdout (e.g. Xvfb's display number), at most [`TIMEOUT`].
+pub fn read_line(child: &mut Child) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx.recv_timeout(TIMEOUT).expect("a line in time")
+}
+
+/// The contents of `path`, empty while it does not exist.
+pub fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_default()
+}
