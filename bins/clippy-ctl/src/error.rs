@@ -62,6 +62,12 @@ pub enum CtlError {
         /// What happened.
         message: String,
     },
+    /// `events --follow` read too slowly: the broker dropped it after a `subscriber.lagged`
+    /// event.
+    #[error(
+        "the broker dropped this follower for not reading its events fast enough (subscriber.lagged); run events --follow again, with --since to catch up"
+    )]
+    Lagged,
     /// Local I/O failed (writing the output, finding the current directory).
     #[error("{context}: {source}")]
     Io {

@@ -37,9 +37,11 @@ pub fn exit_code(err: &CtlError) -> Exit {
             Exit::Unreachable
         }
         CtlError::Protocol(_) => Exit::Protocol,
-        CtlError::Io { .. } | CtlError::Desktop { .. } => Exit::Failed,
+        CtlError::Io { .. } | CtlError::Desktop { .. } | CtlError::Lagged => Exit::Failed,
         CtlError::Broker { reason, .. } => match reason {
             ErrorReason::Timeout => Exit::Timeout,
+            // Arguments the broker refused: a route to itself, a template without {turn}, …
+            ErrorReason::InvalidArgument => Exit::Usage,
             // The broker did not understand us, or we may not ask: a protocol problem, not
             // a failed operation.
             ErrorReason::VersionMismatch
@@ -72,6 +74,7 @@ pub fn reason(err: &CtlError) -> &'static str {
         CtlError::Protocol(_) => "protocol_error",
         CtlError::Io { .. } => "io_error",
         CtlError::Desktop { reason, .. } => reason,
+        CtlError::Lagged => "subscriber_lagged",
         CtlError::Broker { reason, .. } => reason.as_str(),
     }
 }
@@ -140,6 +143,7 @@ mod tests {
             (broker(ErrorReason::VersionMismatch), Exit::Protocol),
             (broker(ErrorReason::UnknownType), Exit::Protocol),
             (broker(ErrorReason::MissingField), Exit::Protocol),
+            (broker(ErrorReason::InvalidArgument), Exit::Usage),
             (broker(ErrorReason::NotAllowed), Exit::Protocol),
         ];
         for (err, want) in cases {

@@ -179,9 +179,15 @@ pub fn follow(
         Message::Subscribed { .. } => {}
         other => return Err(unexpected("subscribe", &other)),
     }
+    let mut lagged = false;
     loop {
-        match broker.next_unsolicited()? {
+        let next = match broker.next_unsolicited() {
+            Err(_) if lagged => return Err(CtlError::Lagged),
+            next => next?,
+        };
+        match next {
             Message::Event { event, .. } => {
+                lagged = event.kind == "subscriber.lagged";
                 if let Err(e) = write(&event) {
                     return if e.kind() == std::io::ErrorKind::BrokenPipe {
                         Ok(())

@@ -157,11 +157,18 @@ impl TapState {
         let Some(reported) = &mut self.reported else {
             return;
         };
-        let size = self.spool.spool.len();
-        if reported.spool_size != size {
-            reported.spool_size = size;
-            self.events
-                .send(SessionEvent::Progress(Box::new(reported.clone())));
+        // The counters that lead to the turn go too: a keystroke that started it must reset
+        // the routes' hop counts before the turn is handed over.
+        let early = Progress {
+            spool_size: self.spool.spool.len(),
+            keystrokes: self.progress.keystrokes,
+            inputs: self.progress.inputs,
+            input: self.progress.input.clone(),
+            ..reported.clone()
+        };
+        if *reported != early {
+            *reported = early.clone();
+            self.events.send(SessionEvent::Progress(Box::new(early)));
         }
     }
 

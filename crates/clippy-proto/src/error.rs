@@ -41,6 +41,8 @@ pub enum ErrorReason {
     InvalidCursor,
     /// The session's spool cannot be read (its wrapper has none, or the file is gone).
     SpoolUnavailable,
+    /// The request is well-formed but an argument is refused (the message says which).
+    InvalidArgument,
     /// No route has that id.
     RouteNotFound,
     /// No pending approval has that id.
@@ -68,6 +70,7 @@ impl ErrorReason {
             Self::NotAllowed => "not_allowed",
             Self::InvalidCursor => "invalid_cursor",
             Self::SpoolUnavailable => "spool_unavailable",
+            Self::InvalidArgument => "invalid_argument",
             Self::RouteNotFound => "route_not_found",
             Self::ApprovalNotFound => "approval_not_found",
         }

@@ -119,7 +119,16 @@ impl Turn {
         }
         // Old transcript above the reply and the agent's unchanged footer below it.
         let is_old = |line: &String| line.trim().is_empty() || old.contains(line.trim());
-        let first = lines.iter().position(|l| !is_old(l)).unwrap_or(lines.len());
+        let Some(first) = lines.iter().position(|l| !is_old(l)) else {
+            // Every line was seen before: an agent answering "OK" again. The reply is what the
+            // turn drew last, one row per line it wrote.
+            let written = self.content.iter().filter(|&&b| b == b'\n').count().max(1);
+            let end = lines
+                .iter()
+                .rposition(|l| !l.trim().is_empty())
+                .map_or(0, |i| i + 1);
+            return tidy(&lines[end.saturating_sub(written)..end]);
+        };
         let last = lines
             .iter()
             .rposition(|l| !is_old(l))

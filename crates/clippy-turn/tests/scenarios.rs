@@ -308,3 +308,14 @@ fn lines_typed_ahead_are_attributed_to_the_commands_that_run_them() {
         ("stty size", &b"20 90\r\n"[..])
     );
 }
+
+#[test]
+fn a_reply_that_repeats_an_earlier_one_is_still_its_text() {
+    let mut s = Session::new(shell());
+    s.out(b"$ ");
+    for _ in 0..3 {
+        s.input(b"echo OK\r").out(b"echo OK\r\nOK\r\n$ ");
+    }
+    let texts: Vec<String> = s.turns().iter().map(|t| t.text()).collect();
+    assert_eq!(texts, ["OK", "OK", "OK"]);
+}

@@ -171,14 +171,14 @@ impl State {
         let to = self.resolve(&spec.to)?;
         if from == to {
             return Err(refuse(
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
                 format!("a route from session {from} to itself would feed it its own answers"),
             ));
         }
         let max_hops = spec.max_hops.unwrap_or(DEFAULT_MAX_HOPS);
         if max_hops == 0 {
             return Err(refuse(
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
                 "max_hops must be at least 1",
             ));
         }
@@ -191,7 +191,7 @@ impl State {
         });
         if !template.contains("{turn}") {
             return Err(refuse(
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
                 "the template must contain {turn}, or the turn would not be handed over",
             ));
         }
@@ -438,6 +438,10 @@ impl State {
                 WireFormat::Text => record.text().to_owned(),
                 WireFormat::Raw => String::from_utf8_lossy(record.content()).into_owned(),
             };
+            // A turn with nothing to read (its text view is blank) is not worth a handoff.
+            if turn.trim().is_empty() {
+                continue;
+            }
             let input = record.meta().input.clone().unwrap_or_default();
             let text = apply_template(
                 &route.template,
@@ -1145,7 +1149,7 @@ mod tests {
                     to: "a".into(),
                     ..pair.spec()
                 },
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
             ),
             (
                 RouteSpec {
@@ -1159,14 +1163,14 @@ mod tests {
                     template: Some("no turn here".into()),
                     ..pair.spec()
                 },
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
             ),
             (
                 RouteSpec {
                     max_hops: Some(0),
                     ..pair.spec()
                 },
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
             ),
         ];
         for (spec, want) in cases {

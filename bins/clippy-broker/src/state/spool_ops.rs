@@ -312,7 +312,7 @@ impl State {
         let session = self.resolve(session)?;
         if command.trim().is_empty() || command.contains(['\n', '\r']) {
             return Err(refuse(
-                ErrorReason::NotAllowed,
+                ErrorReason::InvalidArgument,
                 "exec: the command must be one non-empty line (send it with `send` otherwise)",
             ));
         }
@@ -1445,7 +1445,7 @@ mod tests {
         for bad in ["", "a\nb", "a\r"] {
             assert_eq!(
                 refused(&mut fx.st, fx.client, exec(bad)).0,
-                ErrorReason::NotAllowed
+                ErrorReason::InvalidArgument
             );
         }
         fx.ask(exec("true"));
