@@ -848,6 +848,9 @@ impl State {
                 out,
             );
             self.route_turn(&stored, out);
+            // An `exec` or a handoff into this session may have been waiting for this turn.
+            self.wake(session, out);
+            self.pump_inbox(session, out);
         }
         Ok(Outcome::Reply(Message::TurnRecorded {
             id,

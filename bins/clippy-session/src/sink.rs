@@ -47,8 +47,56 @@ pub enum SessionEvent {
 pub enum SinkInput {
     /// From the loop or the tap.
     Session(SessionEvent),
+    /// From the render thread: a turn with its text view, in the order the turns completed.
+    Rendered(Box<Rendered>),
     /// From the broker's reader thread.
     Broker(FromBroker),
+}
+
+/// A completed turn with its text view.
+#[derive(Debug)]
+pub struct Rendered {
+    turn: Turn,
+    text: String,
+    spool_span: Option<(u64, u64)>,
+    timestamp: u64,
+}
+
+/// A completed turn on its way to the render thread: the turn, its spool span, its timestamp.
+type ToRender = (Box<Turn>, Option<(u64, u64)>, u64);
+
+/// The render thread: a turn's text view replays up to 64 KiB of screen through a terminal
+/// emulator, which takes milliseconds; done here, it never holds up the progress reports that
+/// wake the broker's waits.
+struct Renderer {
+    tx: Sender<ToRender>,
+    thread: JoinHandle<()>,
+}
+
+impl Renderer {
+    fn start(to_sink: Sender<SinkInput>) -> std::io::Result<Self> {
+        let (tx, rx) = channel::<ToRender>();
+        let thread = std::thread::Builder::new()
+            .name("clippy-session-render".into())
+            .spawn(move || {
+                for (turn, spool_span, timestamp) in rx {
+                    let text = turn.text();
+                    let rendered = Rendered {
+                        turn: *turn,
+                        text,
+                        spool_span,
+                        timestamp,
+                    };
+                    if to_sink
+                        .send(SinkInput::Rendered(Box::new(rendered)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self { tx, thread })
+    }
 }
 
 /// The sending half for the loop and the tap.
@@ -137,6 +185,7 @@ pub fn start(options: SinkOptions) -> std::io::Result<(Events, JoinHandle<()>)> 
     };
     let (tx, rx) = channel();
     let events = Events(tx.clone());
+    let renderer = Renderer::start(tx.clone())?;
     let handle = std::thread::Builder::new()
         .name("clippy-session-sink".into())
         .spawn(move || {
@@ -148,6 +197,7 @@ pub fn start(options: SinkOptions) -> std::io::Result<(Events, JoinHandle<()>)> 
                 name: None,
                 bracketed: false,
                 link: None,
+                renderer: Some(renderer),
             }
             .run(rx)
         })?;
@@ -163,6 +213,8 @@ struct Sink {
     name: Option<String>,
     bracketed: bool,
     link: Option<BrokerLink>,
+    /// `None` once the session ended (the turns still being rendered are then collected).
+    renderer: Option<Renderer>,
 }
 
 impl Sink {
@@ -196,6 +248,7 @@ impl Sink {
                 Ok(SinkInput::Session(SessionEvent::Ended))
                 | Err(RecvTimeoutError::Disconnected) => break,
                 Ok(SinkInput::Session(event)) => self.session_event(event),
+                Ok(SinkInput::Rendered(rendered)) => self.turn_rendered(*rendered),
                 Ok(SinkInput::Broker(FromBroker::Inject(data))) => {
                     self.options.injector.pass(FromBrokerCommand::Input(data));
                 }
@@ -212,6 +265,20 @@ impl Sink {
                         link.tick();
                     }
                 }
+            }
+        }
+        // The turns still being rendered are reported before the session says goodbye.
+        if let Some(renderer) = self.renderer.take() {
+            drop(renderer.tx);
+            let _ = renderer.thread.join();
+        }
+        while let Ok(input) = rx.try_recv() {
+            match input {
+                SinkInput::Rendered(rendered) => self.turn_rendered(*rendered),
+                SinkInput::Session(SessionEvent::Progress(progress)) => {
+                    self.progress(Some(progress));
+                }
+                _ => {}
             }
         }
         if let Some(link) = &mut self.link {
@@ -249,21 +316,22 @@ impl Sink {
                 spool_span,
                 timestamp,
             } => {
-                let turn = *turn;
-                let text = turn.text();
-                self.log_turn(&turn, spool_span, timestamp, &text);
-                if let Some(link) = &mut self.link {
-                    link.turn(TurnData {
-                        seq: turn.seq,
-                        timestamp,
-                        content: turn.content,
+                let unsent = match &self.renderer {
+                    Some(renderer) => renderer
+                        .tx
+                        .send((turn, spool_span, timestamp))
+                        .err()
+                        .map(|e| e.0),
+                    None => Some((turn, spool_span, timestamp)),
+                };
+                // The render thread is gone (it panicked): render here.
+                if let Some((turn, spool_span, timestamp)) = unsent {
+                    let text = turn.text();
+                    self.turn_rendered(Rendered {
+                        turn: *turn,
                         text,
-                        interrupted: turn.interrupted,
-                        truncated: turn.truncated,
-                        exit_code: turn.exit_code,
-                        cwd: turn.cwd,
-                        input: Some(turn.input).filter(|i| !i.is_empty()),
                         spool_span,
+                        timestamp,
                     });
                 }
             }
@@ -278,6 +346,31 @@ impl Sink {
                 eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r");
             }
             SessionEvent::Ended => {}
+        }
+    }
+
+    /// A turn's text is ready: log it and report it.
+    fn turn_rendered(&mut self, rendered: Rendered) {
+        let Rendered {
+            turn,
+            text,
+            spool_span,
+            timestamp,
+        } = rendered;
+        self.log_turn(&turn, spool_span, timestamp, &text);
+        if let Some(link) = &mut self.link {
+            link.turn(TurnData {
+                seq: turn.seq,
+                timestamp,
+                content: turn.content,
+                text,
+                interrupted: turn.interrupted,
+                truncated: turn.truncated,
+                exit_code: turn.exit_code,
+                cwd: turn.cwd,
+                input: Some(turn.input).filter(|i| !i.is_empty()),
+                spool_span,
+            });
         }
     }
 

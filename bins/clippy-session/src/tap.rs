@@ -149,10 +149,10 @@ struct TapState {
 }
 
 impl TapState {
-    /// Reports that the spool grew, the mode as last reported. Sent before a completed turn:
-    /// the sink thread renders the turn's text before it passes on what follows, and a wait for
-    /// the output that ended the turn should not wait for that. The new prompt is reported
-    /// after the turn, so the broker has the turn when it sees the prompt (`exec`).
+    /// Reports that the spool grew, the mode as last reported. Sent before a completed turn,
+    /// which reaches the broker only once its text is rendered: the broker learns at once of
+    /// the output that ended the turn (waits on it wake now) and of the keystrokes that led to
+    /// it (a route counts its hops from the last one), always before the turn itself.
     fn report_spool_growth(&mut self) {
         let Some(reported) = &mut self.reported else {
             return;
@@ -211,6 +211,7 @@ impl TapState {
                     // The span is mapped through what the spool has written.
                     self.spool.flush(&self.events);
                     self.report_spool_growth();
+                    self.progress.turns = turn.seq;
                     let spool = &self.spool.spool;
                     let spool_span = spool
                         .spool_offset_of(turn.start)

@@ -96,6 +96,10 @@ pub struct Progress {
     /// Working directory, when the shell reported it (OSC 7).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// How many turns the session has completed (the latest turn's seq): the broker has every
+    /// turn up to here once it has recorded this seq.
+    #[serde(default)]
+    pub turns: u64,
     /// How many times a person typed into the session (not counting what the broker injected):
     /// routes count their hops from the last human input.
     #[serde(default)]

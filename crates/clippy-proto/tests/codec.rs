@@ -141,6 +141,7 @@ fn every_message() -> Vec<Message> {
                 inputs: 2,
                 prompt_inputs: 2,
                 keystrokes: 5,
+                turns: 1,
                 prompt_cursor: Some(100),
                 exit_code: Some(1),
                 cwd: Some("/home/me".into()),

@@ -604,17 +604,26 @@ impl State {
     }
 
     /// Delivers the next handoff in `session`'s inbox if the session can take it now: idle at
-    /// a prompt, no `exec` and no earlier handoff in flight. A busy session gets Ctrl+C first
-    /// when the next handoff interrupts.
+    /// a prompt with its turns recorded, no `exec` and no earlier handoff in flight. A busy
+    /// session gets Ctrl+C first when the next handoff interrupts.
     pub(super) fn pump_inbox(&mut self, session: &str, out: &mut Vec<Action>) {
         let Some(owner) = self.connected_owner(session) else {
             return;
         };
         let delay = self.routing.submit_delay_ms;
         let clock = self.clock;
+        // The target's turns so far are recorded first (the wrapper sends a turn once its text
+        // is rendered, which can be after the prompt that ended it): the story stays in order.
+        let recorded = self
+            .registry
+            .latest(session)
+            .map_or(0, |r| r.turn_id().seq());
         let Some(entry) = self.sessions.get_mut(session) else {
             return;
         };
+        if recorded < entry.live.progress.turns {
+            return;
+        }
         let progress = &entry.live.progress;
         let inbox = &mut entry.live.inbox;
         // A handoff in flight is done once a prompt follows its submission.

@@ -552,7 +552,7 @@ impl State {
     }
 
     /// Looks at every wait on `session` again after its progress changed.
-    fn wake(&mut self, session: &str, out: &mut Vec<Action>) {
+    pub(super) fn wake(&mut self, session: &str, out: &mut Vec<Action>) {
         let keys: Vec<u64> = self
             .waiters
             .iter()
@@ -671,7 +671,16 @@ impl State {
                 inputs_at,
                 last_seq_at,
             } => {
-                if progress.mode != Mode::Idle || progress.prompt_inputs <= *inputs_at {
+                // The prompt after the command, and every turn before it recorded (the wrapper
+                // sends a turn once its text is rendered, which may be after the prompt).
+                let recorded = self
+                    .registry
+                    .latest(&waiter.session)
+                    .map_or(0, |r| r.turn_id().seq());
+                if progress.mode != Mode::Idle
+                    || progress.prompt_inputs <= *inputs_at
+                    || recorded < progress.turns
+                {
                     return budget;
                 }
                 entry.live.exec_running = false;
@@ -1420,6 +1429,40 @@ mod tests {
                 resume_cursor: prompt_at,
             }]
         );
+    }
+
+    #[test]
+    fn exec_waits_for_a_turn_that_is_recorded_after_its_prompt() {
+        let mut fx = Fixture::new();
+        fx.prompt(b"$ ", None);
+        fx.ask(Message::Exec {
+            id: 23,
+            session: "s1".into(),
+            command: "ls".into(),
+            timeout_ms: None,
+        });
+        fx.submitted("ls");
+        fx.output(b"ls\na b\n");
+        // The prompt is reported before the turn's text is rendered and sent.
+        fx.progress.turns = 1;
+        let actions = fx.prompt(b"$ ", Some(0));
+        assert!(
+            fx.to_client(&actions).is_empty(),
+            "the turn is not recorded yet"
+        );
+        let actions = fx.st.handle(
+            fx.wrapper,
+            Message::TurnCompleted {
+                id: 3,
+                session: "s1".into(),
+                turn: crate::state::tests::turn_data(1, "a b\n"),
+            },
+            NOW,
+        );
+        match fx.to_client(&actions).as_slice() {
+            [Message::ExecResult { turn_id, .. }] => assert_eq!(turn_id.as_deref(), Some("s1:1")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
