@@ -13,7 +13,8 @@
 //! [`wrapper`] holds the workloads of the wrapper benchmark (`benches/wrapper.rs`): bytes through
 //! a PTY with and without `clippy-session` in the way, and keystroke round trips. [`broker`]
 //! holds those of the broker benchmark (`benches/broker.rs`): request round trips to a real
-//! `clippy-broker` and to a bare Unix-socket server.
+//! `clippy-broker` and to a bare Unix-socket server. [`soak`] is the soak test (`cargo xtask soak`,
+//! `tests/soak_short.rs`): many wrapped sessions driven through turns under client load.
 
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
@@ -23,6 +24,7 @@ use std::process::Command;
 use clippy_turn::{DetectorConfig, Preset, TurnDetector};
 
 pub mod broker;
+pub mod soak;
 pub mod wrapper;
 
 /// How much of each input the benchmarks feed: 4 MiB.

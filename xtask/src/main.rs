@@ -10,6 +10,11 @@
 //!   servers); prints a table of detector vs baseline ratios (also written to
 //!   `target/bench-report.md`), then the wrapper and broker benches' reports (which they write to
 //!   `target/wrapper-bench.md` and `target/broker-bench.md` themselves).
+//! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
+//!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
+//!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
+//!   writes `target/soak-report.json` and `target/soak-report.md`. Fails when a turn was lost, a
+//!   `wait_for` skipped a marker, a request failed or the broker's memory went over its bound.
 //!
 //! Plain `std::process::Command`s and no argument-parsing crate: the commands are few, and a
 //! chore runner should build in seconds.
@@ -27,6 +32,9 @@ commands:
   ci                       fmt --check, clippy -D warnings, tests, fuzz smoke
   fuzz [--smoke] [SECONDS] run every fuzz target for SECONDS (default 60, --smoke: 20)
   bench [ARGS...]          detector bench [-- ARGS], wrapper and broker benches, their tables
+  soak [--seconds N] [--sessions N] [--clients N]
+                           release soak: N sessions driven through turns, N clients loading the
+                           broker (defaults 60 s, 64, 8); target/soak-report.{json,md}
 ";
 
 /// Seconds per fuzz target in a smoke run.
@@ -57,6 +65,7 @@ fn main() -> ExitCode {
         Some("ci") if args.len() == 1 => ci(),
         Some("fuzz") => parse_fuzz(&args[1..]).and_then(|secs| fuzz(secs, true)),
         Some("bench") => bench(&args[1..]),
+        Some("soak") => soak(&args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())
@@ -267,6 +276,60 @@ fn bench(extra: &[String]) -> Result {
     Ok(())
 }
 
+/// Checks the soak's arguments (flag and value pairs; the soak binary checks the values too).
+fn parse_soak(args: &[String]) -> Result<Vec<String>> {
+    const FLAGS: [&str; 6] = [
+        "--seconds",
+        "--sessions",
+        "--clients",
+        "--ring-depth",
+        "--think-ms",
+        "--out",
+    ];
+    if args.len() % 2 != 0
+        || args
+            .chunks(2)
+            .any(|pair| !FLAGS.contains(&pair[0].as_str()))
+    {
+        return Err(Failure::other(format!(
+            "soak: bad arguments {args:?}\n\n{USAGE}"
+        )));
+    }
+    Ok(args.to_vec())
+}
+
+/// Builds the binaries in release and runs the soak with `args`.
+fn soak(args: &[String]) -> Result {
+    let args = parse_soak(args)?;
+    let root = root();
+    run(cargo(
+        &root,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "clippy-session",
+            "-p",
+            "clippy-broker",
+            "-p",
+            "clippy-benches",
+            "--bin",
+            "clippy-session",
+            "--bin",
+            "clippy-broker",
+            "--bin",
+            "soak",
+        ],
+    ))?;
+    let release = target_dir().join("release");
+    let mut cmd = Command::new(release.join("soak"));
+    cmd.args(&args)
+        .arg("--bin-dir")
+        .arg(&release)
+        .current_dir(&root);
+    run(cmd)
+}
+
 /// One criterion result: the mean time per iteration and the bytes one iteration processes.
 #[derive(Debug, Clone, Copy)]
 struct Measured {
@@ -417,6 +480,15 @@ mod tests {
         assert_eq!(args(&["7"]).ok(), Some(7));
         assert!(args(&["x"]).is_err());
         assert!(args(&["1", "2"]).is_err());
+    }
+
+    #[test]
+    fn soak_arguments() {
+        let args = |a: &[&str]| parse_soak(&a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert!(args(&[]).is_ok());
+        assert!(args(&["--seconds", "30", "--sessions", "4"]).is_ok());
+        assert!(args(&["--seconds"]).is_err());
+        assert!(args(&["--bogus", "1"]).is_err());
     }
 
     #[test]

@@ -100,9 +100,16 @@ impl BrokerLink {
         }
     }
 
-    /// The reader of connection `generation` saw it close.
+    /// Connection `generation` is gone: its reader saw it close, or a write to it failed.
     pub fn closed(&mut self, generation: u64) {
-        if generation == self.generation && self.client.take().is_some() {
+        if generation != self.generation {
+            return;
+        }
+        if let Some(client) = self.client.take() {
+            // The reader thread holds a copy of the socket: without a shutdown the connection
+            // would stay open, and the broker would refuse the re-registration as a duplicate
+            // of a session whose wrapper it still thinks is connected.
+            let _ = client.stream().shutdown(std::net::Shutdown::Both);
             self.backoff = Duration::from_millis(100);
             self.next_attempt = Instant::now() + self.backoff;
         }

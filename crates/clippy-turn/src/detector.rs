@@ -12,7 +12,7 @@ use crate::turn::{RenderContext, Turn};
 /// Default cap on one turn's content: 4 MiB.
 pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
 /// Output kept before a turn so its text view can be rendered in context: 64 KiB.
-const PREAMBLE_BYTES: usize = 64 * 1024;
+const PREAMBLE_BYTES: usize = 16 * 1024;
 /// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
 const MAX_PENDING_INPUTS: usize = 64;
 
@@ -498,6 +498,13 @@ impl Feed<'_> {
 
     /// The content begins at `start`: what the turn buffer holds before it joins the preamble.
     fn confirm_content(&mut self, start: u64) {
+        // Content never begins before its turn: a line that began before the turn started (a
+        // busy title drawn mid-line) contributes only what came after.
+        let start = self
+            .core
+            .turn
+            .as_ref()
+            .map_or(start, |turn| start.max(turn.buf_start));
         self.sync(start);
         let Some(turn) = &mut self.core.turn else {
             return;

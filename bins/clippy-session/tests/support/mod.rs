@@ -12,6 +12,8 @@
 
 #![allow(dead_code)] // Not every test uses every helper.
 
+pub mod broker;
+
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{Read, Write};
