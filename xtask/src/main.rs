@@ -8,8 +8,8 @@
 //!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
-//!   `target/bench-report.md`), then the wrapper and broker benches' reports (which they write to
-//!   `target/wrapper-bench.md` and `target/broker-bench.md` themselves).
+//!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan and wait-for
+//!   benches (which they write to `target/*-bench.md` themselves).
 //! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
 //!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
@@ -238,6 +238,14 @@ fn fuzz(secs: u64, required: bool) -> Result {
 
 /// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
 /// (which take none); then the three tables.
+/// The benches that write a table of their own, and its file in `target/`.
+const BENCH_TABLES: [(&str, &str); 4] = [
+    ("wrapper", "wrapper-bench.md"),
+    ("broker", "broker-bench.md"),
+    ("spool_scan", "spool-scan-bench.md"),
+    ("wait_for", "wait-for-bench.md"),
+];
+
 fn bench(extra: &[String]) -> Result {
     let root = root();
     let mut cmd = cargo(
@@ -248,19 +256,21 @@ fn bench(extra: &[String]) -> Result {
         cmd.arg("--").args(extra);
     }
     run(cmd)?;
-    let wrapper_path = target_dir().join("wrapper-bench.md");
-    let broker_path = target_dir().join("broker-bench.md");
-    // A table left by an earlier run must not pass for this run's.
-    let _ = std::fs::remove_file(&wrapper_path);
-    let _ = std::fs::remove_file(&broker_path);
-    run(cargo(
-        &root,
-        &["bench", "-p", "clippy-benches", "--bench", "wrapper"],
-    ))?;
-    run(cargo(
-        &root,
-        &["bench", "-p", "clippy-benches", "--bench", "broker"],
-    ))?;
+    // Each of these benches writes its own table; a table left by an earlier run must not pass
+    // for this run's.
+    let tables: Vec<PathBuf> = BENCH_TABLES
+        .iter()
+        .map(|(_, table)| target_dir().join(table))
+        .collect();
+    for path in &tables {
+        let _ = std::fs::remove_file(path);
+    }
+    for (bench, _) in BENCH_TABLES {
+        run(cargo(
+            &root,
+            &["bench", "-p", "clippy-benches", "--bench", bench],
+        ))?;
+    }
     let results = read_criterion(&target_dir().join("criterion"))?;
     let report = report(&results)?;
     print!("\n{report}");
@@ -268,7 +278,7 @@ fn bench(extra: &[String]) -> Result {
     std::fs::write(&path, &report)
         .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("xtask: wrote {}", path.display());
-    for path in [&wrapper_path, &broker_path] {
+    for path in &tables {
         let table = std::fs::read_to_string(path)
             .map_err(|e| Failure::other(format!("cannot read {}: {e}", path.display())))?;
         print!("\n{table}");
