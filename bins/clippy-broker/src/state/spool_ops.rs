@@ -16,7 +16,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use clippy_proto::{ErrorReason, Message, Mode, PatternKind, Progress, SessionState};
+use clippy_proto::{ErrorReason, EventRecord, Message, Mode, PatternKind, Progress, SessionState};
 use clippy_spool::{Pattern, Scanner};
 
 use super::{Action, ConnId, Outcome, Refusal, State, refuse};
@@ -791,13 +791,25 @@ impl State {
                         },
                     ));
                 }
+                let message = format!(
+                    "session {session} did not come back to a prompt after Ctrl+C; its process \
+                     group is killed (end-session --force)"
+                );
                 out.push(Action::Log(
                     Level::Info,
-                    format!(
-                        "session.reset: session {session} did not come back to a prompt after \
-                         Ctrl+C; its process group is killed (end-session --force)"
-                    ),
+                    format!("session.reset: {message}"),
                 ));
+                let name = self.sessions.get(session).and_then(|e| e.info.name.clone());
+                self.emit(
+                    EventRecord {
+                        kind: "session.reset".into(),
+                        session: Some(session.clone()),
+                        name,
+                        message: Some(message),
+                        ..EventRecord::default()
+                    },
+                    out,
+                );
                 Message::SessionEnded {
                     id: waiter.id,
                     outcome: "killed".into(),
@@ -1598,6 +1610,8 @@ mod tests {
             fx.to_client(&actions).as_slice(),
             [Message::SessionEnded { outcome, .. }] if outcome == "killed"
         ));
+        let reset = fx.st.events.since(None, &["session.reset".into()]).count();
+        assert_eq!(reset, 1, "the reset is an event");
     }
 
     #[test]
