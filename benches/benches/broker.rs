@@ -43,7 +43,7 @@ use clippy_benches::broker::{
     page_fault_cost, random_bytes, reassemble,
 };
 use clippy_benches::wrapper::{median, percentile};
-use clippy_benches::{Scratch, ascii_text, build_release, target_dir};
+use clippy_benches::{Scratch, ascii_text, build_release, machine, write_report};
 use clippy_proto::{Client, Format, FrameDecoder, HEADER_LEN, Message, Role, decode, encode};
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
@@ -297,11 +297,7 @@ fn run() -> Result<(), Error> {
     drop(scratch);
 
     let report = report(&latency, &throughput, pinned.as_ref(), started.elapsed());
-    print!("\n{report}");
-    let path = target_dir().join("broker-bench.md");
-    std::fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("broker bench: wrote {}", path.display());
-    Ok(())
+    write_report("broker bench", "broker-bench.md", &report)
 }
 
 /// A bare server of each kind (a thread; a process blocked in `read`; a process waiting in
@@ -819,8 +815,7 @@ fn report(
     took: Duration,
 ) -> String {
     let mut out = String::from("# Broker benchmark\n\n");
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let (cpus, kernel) = machine();
     let _ = writeln!(
         out,
         "One run of `cargo bench -p clippy-benches --bench broker` ({:.0} s with the build; {cpus} \
@@ -841,7 +836,7 @@ fn report(
          thread, both from `/proc` around each round. Latency on these VMs is bimodal: compare \
          only within one run.\n",
         took.as_secs_f64(),
-        kernel.trim(),
+        kernel,
         TURN_BYTES / 1024,
     );
 

@@ -26,24 +26,21 @@
 //! ignores its arguments and asserts no timing.
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::os::unix::fs::FileExt as _;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use clippy_benches::wrapper::{Error, median};
-use clippy_benches::{Scratch, target_dir};
-use clippy_spool::{Match, Pattern, Scanner};
+use clippy_benches::search::{
+    NEEDLE, NEEDLE_REGEX, best, every_run, mb_per_s, ratio_to_grep, result_row, time_grep,
+    time_scanner,
+};
+use clippy_benches::wrapper::Error;
+use clippy_benches::{Rng, Scratch, machine, write_report};
+use clippy_spool::Pattern;
 
 /// Size of each generated file (about: it ends on a line end).
 const FILE_BYTES: usize = 64 << 20;
 /// Where the needle goes: this many bytes before the end.
 const NEEDLE_FROM_END: usize = 512 << 10;
-/// The one literal to find; no generated word contains `needle`.
-const NEEDLE: &str = "needle-4711-end";
-/// A regex matching [`NEEDLE`] (and nothing else in the files).
-const NEEDLE_REGEX: &str = r"needle-\d+-end";
 /// Bytes per read, fed to the scanner as one chunk.
 const CHUNK: usize = 1 << 20;
 /// Timed runs per subject.
@@ -95,12 +92,12 @@ struct Subject<'a> {
 
 impl Subject<'_> {
     fn best(&self) -> Duration {
-        self.runs.iter().copied().min().unwrap_or_default()
+        best(&self.runs)
     }
 
     /// MB/s of the best run: the bytes a search must read (up to the match's end) per second.
     fn mb_per_s(&self) -> f64 {
-        self.input.needle.1 as f64 / self.best().as_secs_f64() / 1e6
+        mb_per_s(self.input.needle.1, self.best())
     }
 }
 
@@ -153,27 +150,7 @@ fn run() -> Result<(), Error> {
     drop(scratch);
 
     let report = report(&inputs, &subjects, grep.err(), started.elapsed());
-    print!("\n{report}");
-    let path = target_dir().join("spool-scan-bench.md");
-    std::fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("spool scan bench: wrote {}", path.display());
-    Ok(())
-}
-
-/// A small xorshift generator: the same files on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
+    write_report("spool scan bench", "spool-scan-bench.md", &report)
 }
 
 const WORDS: &[&str] = &[
@@ -322,51 +299,13 @@ fn grep_works(input: &Input) -> Result<(), Error> {
 
 /// `grep -b -F -m1 NEEDLE FILE`, timed; checks that the line grep reports holds the needle.
 fn run_grep(input: &Input) -> Result<Duration, Error> {
-    let start = Instant::now();
-    let output = Command::new("grep")
-        .args(["-b", "-F", "-m1", NEEDLE])
-        .arg(&input.path)
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("cannot run grep: {e}"))?;
-    let took = start.elapsed();
-    if !output.status.success() {
-        return Err(format!("grep failed ({})", output.status).into());
-    }
-    // `OFFSET:LINE`, OFFSET being the line's first byte.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line_offset: u64 = stdout
-        .split_once(':')
-        .and_then(|(offset, _)| offset.parse().ok())
-        .ok_or_else(|| format!("unexpected grep output: {stdout:?}"))?;
-    if !(line_offset <= input.needle.0 && input.needle.0 - line_offset < 64) {
-        return Err(format!(
-            "grep found the line at {line_offset}, the needle is at {}",
-            input.needle.0
-        )
-        .into());
-    }
-    Ok(took)
+    time_grep(&input.path, NEEDLE, input.needle.0)
 }
 
 /// Opens `input` and feeds it to a new scanner for `pattern` in [`CHUNK`]-byte reads into
 /// `buffer` until the first match; timed, and the match checked.
 fn run_scanner(input: &Input, pattern: &Pattern, buffer: &mut [u8]) -> Result<Duration, Error> {
-    let start = Instant::now();
-    let file = File::open(&input.path)?;
-    let mut scanner = Scanner::new(pattern.clone(), 0);
-    let mut offset = 0;
-    let found: Option<Match> = loop {
-        let read = file.read_at(buffer, offset)?;
-        if read == 0 {
-            break None;
-        }
-        offset += read as u64;
-        if let Some(found) = scanner.feed(&buffer[..read]) {
-            break Some(found);
-        }
-    };
-    let took = start.elapsed();
+    let (took, found) = time_scanner(&input.path, pattern, buffer)?;
     let found = found.ok_or("the scanner found no match")?;
     if found.span != input.needle || found.text != NEEDLE {
         return Err(format!(
@@ -385,8 +324,7 @@ fn report(
     took: Duration,
 ) -> String {
     let mut out = String::from("# Spool scan benchmark\n\n");
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let (cpus, kernel) = machine();
     let _ = writeln!(
         out,
         "One run of `cargo bench -p clippy-benches --bench spool_scan` ({:.0} s; {cpus} CPUs, \
@@ -397,7 +335,7 @@ fn report(
          round, then {RUNS} rounds, every subject once per round. MB/s = bytes up to the match's \
          end (10^6 per MB) / best run.\n",
         took.as_secs_f64(),
-        kernel.trim(),
+        kernel,
         NEEDLE_FROM_END >> 10,
         CHUNK >> 20,
     );
@@ -424,40 +362,33 @@ fn report(
         let grep = subjects
             .iter()
             .find(|s| s.searcher == Searcher::Grep && std::ptr::eq(s.input, subject.input));
-        let ratio = match (subject.searcher, grep) {
-            (Searcher::Grep, _) => "1".to_owned(),
-            (_, Some(grep)) => format!("{:.2}", subject.mb_per_s() / grep.mb_per_s()),
-            (_, None) => "—".to_owned(),
-        };
+        let ratio = ratio_to_grep(
+            subject.searcher == Searcher::Grep,
+            subject.mb_per_s(),
+            grep.map(Subject::mb_per_s),
+        );
         let target = if subject.searcher == Searcher::ScannerLiteral {
             "≥ 0.5"
         } else {
             "—"
         };
-        let ms: Vec<f64> = subject.runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {:.1} | {:.1} | {:.0} | {ratio} | {target} |",
+        result_row(
+            &mut out,
             subject.input.name,
             subject.searcher.label(),
-            subject.best().as_secs_f64() * 1e3,
-            median(&ms),
-            subject.mb_per_s(),
+            subject.input.needle.1,
+            &subject.runs,
+            &ratio,
+            target,
         );
     }
     out.push_str("\nEvery run, ms in order (compare only within one run on a shared VM):");
     for subject in subjects {
-        let list: Vec<String> = subject
-            .runs
-            .iter()
-            .map(|d| format!("{:.1}", d.as_secs_f64() * 1e3))
-            .collect();
-        let _ = write!(
-            out,
-            " {} / {}: {};",
+        every_run(
+            &mut out,
             subject.input.name,
             subject.searcher.label(),
-            list.join(", ")
+            &subject.runs,
         );
     }
     out.pop();

@@ -40,20 +40,21 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use clippy_benches::broker::BrokerProcess;
-use clippy_benches::wrapper::{Error, READ_CHUNK, TERMINAL_SIZE, median, percentile};
-use clippy_benches::{Scratch, build_release, target_dir};
+use clippy_benches::search::{
+    NEEDLE, NEEDLE_REGEX, best, every_run, mb_per_s, ratio_to_grep, result_row, time_grep,
+    time_scanner,
+};
+use clippy_benches::wrapper::{Error, READ_CHUNK, TERMINAL_SIZE, percentile};
+use clippy_benches::{Scratch, build_release, machine, monotonic_ns, write_report};
 use clippy_proto::{Client, Message, PatternKind, ProtoError, Role, SessionState};
 use clippy_pty::{Child, CommandSpec, PtyMaster, Signal};
-use clippy_spool::{Pattern, Scanner};
-use nix::time::{ClockId, clock_gettime};
+use clippy_spool::Pattern;
 
 /// Latency samples per subject, after [`WARM_UP`] untimed ones.
 const SAMPLES: usize = 2000;
@@ -63,10 +64,6 @@ const WARM_UP: usize = 200;
 const ROUND: usize = 50;
 /// Timed scanning rounds (after one untimed).
 const SCAN_RUNS: usize = 5;
-/// The needle `wait-for-child flood` prints.
-const NEEDLE: &str = "needle-4711-end";
-/// A regex for it.
-const NEEDLE_REGEX: &str = r"needle-\d+-end";
 /// How long anything may take before the bench gives up.
 const STUCK: Duration = Duration::from_secs(20);
 /// The wait's own timeout, sent with every `wait_for`.
@@ -79,12 +76,6 @@ fn main() {
         eprintln!("wait-for bench: {e}");
         std::process::exit(1);
     }
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds: the clock `wait-for-child` stamps its lines with.
-fn now_ns() -> u64 {
-    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
-    u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec()).unwrap_or(0)
 }
 
 /// The system's load averages, as `uptime` shows them.
@@ -123,11 +114,7 @@ fn run() -> Result<(), Error> {
         &log,
         started.elapsed(),
     );
-    print!("\n{report}");
-    let path = target_dir().join("wait-for-bench.md");
-    std::fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("wait-for bench: wrote {}", path.display());
-    Ok(())
+    write_report("wait-for bench", "wait-for-bench.md", &report)
 }
 
 /// The binaries and the runtime directory.
@@ -274,7 +261,7 @@ fn read_master(master: &PtyMaster, marks: &Sender<Mark>, parse_marks: bool) -> u
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => return total,
         };
-        let now = now_ns();
+        let now = monotonic_ns();
         total += n as u64;
         if !parse_marks {
             continue;
@@ -497,7 +484,7 @@ fn sample(
     }
     w.terminal.type_text(&format!("go {n}\r"))?;
     let reply = waiter.recv()?;
-    let reply_ns = now_ns();
+    let reply_ns = monotonic_ns();
     let (span, text) = matched(reply, id)?;
     if span.0 < cursor || text != format!("mark {n} t=") {
         return Err(format!(
@@ -562,13 +549,13 @@ struct ScanSubject {
 
 impl ScanSubject {
     fn best(&self) -> Duration {
-        self.runs.iter().copied().min().unwrap_or_default()
+        best(&self.runs)
     }
 }
 
 impl Flooded {
     fn mb_per_s(&self, subject: &ScanSubject) -> f64 {
-        self.needle.1 as f64 / subject.best().as_secs_f64() / 1e6
+        mb_per_s(self.needle.1, subject.best())
     }
 
     fn of(&self, searcher: Searcher) -> Option<&ScanSubject> {
@@ -730,52 +717,14 @@ fn run_wait_for(
 
 /// `LC_ALL=C grep -b -F -m1 NEEDLE SPOOL`, timed; checks that grep's line holds the needle.
 fn run_grep(f: &Flooded) -> Result<Duration, Error> {
-    let start = Instant::now();
-    let output = Command::new("grep")
-        .args(["-b", "-F", "-m1", NEEDLE])
-        .arg(&f.spool)
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("cannot run grep: {e}"))?;
-    let took = start.elapsed();
-    if !output.status.success() {
-        return Err(format!("grep failed ({})", output.status).into());
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line_offset: u64 = stdout
-        .split_once(':')
-        .and_then(|(offset, _)| offset.parse().ok())
-        .ok_or_else(|| format!("unexpected grep output: {stdout:?}"))?;
-    if !(line_offset <= f.needle.0 && f.needle.0 - line_offset < 64) {
-        return Err(format!(
-            "{}: grep found the line at {line_offset}, the needle is at {}",
-            f.name, f.needle.0
-        )
-        .into());
-    }
-    Ok(took)
+    time_grep(&f.spool, NEEDLE, f.needle.0).map_err(|e| format!("{}: {e}", f.name).into())
 }
 
 /// `clippy_spool::Scanner` over the spool file in this process, as `spool_scan` runs it.
 fn run_scanner(f: &Flooded, pattern: &Pattern, buffer: &mut [u8]) -> Result<Duration, Error> {
-    let start = Instant::now();
-    let file = File::open(&f.spool)?;
-    let mut scanner = Scanner::new(pattern.clone(), 0);
-    let mut offset = 0;
-    let found = loop {
-        let read = file.read_at(buffer, offset)?;
-        if read == 0 {
-            break None;
-        }
-        offset += read as u64;
-        if let Some(found) = scanner.feed(&buffer[..read]) {
-            break Some(found);
-        }
-    };
-    let took = start.elapsed();
-    match found {
-        Some(found) if found.span == f.needle => Ok(took),
-        other => Err(format!("{}: the scanner found {other:?}", f.name).into()),
+    match time_scanner(&f.spool, pattern, buffer)? {
+        (took, Some(found)) if found.span == f.needle => Ok(took),
+        (_, other) => Err(format!("{}: the scanner found {other:?}", f.name).into()),
     }
 }
 
@@ -805,8 +754,7 @@ fn report(
     took: Duration,
 ) -> String {
     let mut out = String::from("# wait-for benchmark\n\n");
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let (cpus, kernel) = machine();
     let _ = writeln!(
         out,
         "One run of `cargo bench -p clippy-benches --bench wait_for` ({:.0} s; {cpus} CPUs, Linux \
@@ -814,7 +762,7 @@ fn report(
          `clippy-session` (release), on PTYs of the bench whose masters a thread reads \
          continuously; spools on tmpfs.\n",
         took.as_secs_f64(),
-        kernel.trim(),
+        kernel,
         load.0,
         load.1,
     );
@@ -950,43 +898,24 @@ fn report(
     for f in scan {
         let grep = f.of(Searcher::Grep);
         for s in &f.subjects {
-            let ratio = match (s.searcher, grep) {
-                (Searcher::Grep, _) => "1".to_owned(),
-                (_, Some(g)) => format!("{:.2}", f.mb_per_s(s) / f.mb_per_s(g)),
-                (_, None) => "—".to_owned(),
-            };
+            let ratio = ratio_to_grep(
+                s.searcher == Searcher::Grep,
+                f.mb_per_s(s),
+                grep.map(|g| f.mb_per_s(g)),
+            );
             let target = if s.searcher == Searcher::WaitForLiteral {
                 "≥ 0.5"
             } else {
                 "—"
             };
-            let runs_ms: Vec<f64> = s.runs.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {:.1} | {:.1} | {:.0} | {ratio} | {target} |",
-                f.name,
-                s.searcher.label(),
-                s.best().as_secs_f64() * 1e3,
-                median(&runs_ms),
-                f.mb_per_s(s),
-            );
+            let label = s.searcher.label();
+            result_row(&mut out, f.name, label, f.needle.1, &s.runs, &ratio, target);
         }
     }
     out.push_str("\nEvery run, ms in order:");
     for f in scan {
         for s in &f.subjects {
-            let list: Vec<String> = s
-                .runs
-                .iter()
-                .map(|d| format!("{:.1}", d.as_secs_f64() * 1e3))
-                .collect();
-            let _ = write!(
-                out,
-                " {} / {}: {};",
-                f.name,
-                s.searcher.label(),
-                list.join(", ")
-            );
+            every_run(&mut out, f.name, s.searcher.label(), &s.runs);
         }
     }
     out.pop();

@@ -26,7 +26,7 @@ use clippy_benches::wrapper::{
     ECHO_SCRIPT, EchoSession, Error, READ_CHUNK, TERMINAL_SIZE, Transfer, command, drain, median,
     percentile, sgr_text,
 };
-use clippy_benches::{Scratch, build_release, target_dir};
+use clippy_benches::{Scratch, build_release, machine, write_report};
 
 /// Size of the file `cat` prints.
 const FILE_BYTES: usize = 64 << 20;
@@ -91,11 +91,7 @@ fn run() -> Result<(), Error> {
     drop(scratch);
 
     let report = report(&subjects, &throughput, &latency, started.elapsed());
-    print!("\n{report}");
-    let path = target_dir().join("wrapper-bench.md");
-    std::fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    eprintln!("wrapper bench: wrote {}", path.display());
-    Ok(())
+    write_report("wrapper bench", "wrapper-bench.md", &report)
 }
 
 /// Per subject, the timed runs in order.
@@ -188,15 +184,14 @@ fn us(d: Duration) -> f64 {
 
 fn report(subjects: &[Subject], runs: &Runs, latency: &Latencies, took: Duration) -> String {
     let mut out = String::from("# Wrapper benchmark\n\n");
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let (cpus, kernel) = machine();
     let _ = writeln!(
         out,
         "One run of `cargo bench -p clippy-benches --bench wrapper` ({:.0} s; {cpus} CPUs, Linux {}). \
          Every subject is started on the slave of a {TERMINAL_SIZE} PTY standing in for the user's \
          terminal; its master is read by the bench in {} KiB reads into `/dev/null`.\n",
         took.as_secs_f64(),
-        kernel.trim(),
+        kernel,
         READ_CHUNK / 1024,
     );
 

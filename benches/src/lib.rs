@@ -24,6 +24,7 @@ use std::process::Command;
 use clippy_turn::{DetectorConfig, Preset, TurnDetector};
 
 pub mod broker;
+pub mod search;
 pub mod soak;
 pub mod wrapper;
 
@@ -33,10 +34,13 @@ pub const INPUT_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes per `feed_output` call: what one PTY read typically returns.
 pub const CHUNK: usize = 4096;
 
-/// A fixed-seed xorshift64: deterministic inputs without a `rand` dependency.
-pub(crate) struct Rng(pub(crate) u64);
+/// A fixed-seed xorshift64: deterministic inputs without a `rand` dependency. The seed must not
+/// be zero.
+#[derive(Debug)]
+pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next number of the sequence.
     pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -45,11 +49,12 @@ impl Rng {
     }
 
     /// A number in `0..n` (`n > 0`); the slight modulo bias does not matter here.
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
-    pub(crate) fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
+    /// One of `words` (not empty), picked at random.
+    pub fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
         words[self.below(words.len())]
     }
 }
@@ -207,6 +212,37 @@ pub fn target_dir() -> PathBuf {
         Some(dir) => workspace_root().join(dir),
         None => workspace_root().join("target"),
     }
+}
+
+/// Prints a benchmark's markdown `report` and writes it to `target/<file>`; `bench` names the
+/// caller in the progress line.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn write_report(bench: &str, file: &str, report: &str) -> Result<(), wrapper::Error> {
+    print!("\n{report}");
+    let path = target_dir().join(file);
+    std::fs::write(&path, report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("{bench}: wrote {}", path.display());
+    Ok(())
+}
+
+/// The machine a report was measured on: the number of CPUs (0 when unknown) and the kernel
+/// release (empty when unknown).
+pub fn machine() -> (usize, String) {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    (cpus, kernel.trim().to_owned())
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock `wait-for-child` stamps its lines with (the one
+/// `std::time::Instant` uses on Linux).
+///
+/// # Panics
+/// If the clock cannot be read.
+pub fn monotonic_ns() -> u64 {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec()).unwrap_or(0)
 }
 
 /// Builds the binary `package` (a workspace binary crate named like its binary) in release mode

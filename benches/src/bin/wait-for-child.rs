@@ -18,15 +18,14 @@ use std::io::{self, BufRead, Write};
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 
+use clippy_benches::monotonic_ns;
+use clippy_benches::search::NEEDLE;
 use clippy_benches::wrapper::sgr_text;
-use nix::time::{ClockId, clock_gettime};
 
 /// Bytes of lines before the needle.
 const FLOOD_BYTES: usize = 64 << 20;
 /// Bytes of lines after it.
 const TAIL_BYTES: usize = 512 << 10;
-/// The needle the bench looks for; no generated word contains `needle`.
-const NEEDLE: &str = "needle-4711-end";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,12 +49,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
-fn now_ns() -> u64 {
-    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
-    u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec()).unwrap_or(0)
-}
-
 /// Standard output as an unbuffered file: one `write_all` of a short buffer is one `write`.
 fn stdout_file() -> io::Result<File> {
     Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
@@ -77,7 +70,7 @@ fn marks(prompt: bool) -> io::Result<()> {
         buf.clear();
         match line.trim().strip_prefix("go ") {
             Some(n) => {
-                let t = now_ns();
+                let t = monotonic_ns();
                 writeln!(buf, "\x1b[32mmark {n} t={t}\x1b[0m")?;
             }
             None => buf.extend_from_slice(b"?\n"),

@@ -13,7 +13,7 @@ use clippy_desktop::{ClipboardProvider, X11Clipboard};
 use clippy_registry::{CLIPBOARD_SINK, SinkError};
 use mio::Waker;
 
-use crate::server::FileDone;
+use crate::server::{FileDone, run_delivery_worker};
 use crate::state::ConnId;
 
 /// One clipboard delivery.
@@ -82,7 +82,7 @@ fn failed(message: String) -> SinkError {
 /// The thread: opens the clipboard when first needed (and again after a failure), and keeps it.
 fn owner(jobs: &mpsc::Receiver<Job>, done: &mpsc::Sender<FileDone>, waker: &Waker) {
     let mut clipboard: Option<X11Clipboard> = None;
-    for job in jobs {
+    run_delivery_worker(jobs, done, waker, |job| {
         let result = match clipboard.as_mut() {
             Some(open) => Ok(open),
             None => X11Clipboard::open().map(|open| clipboard.insert(open)),
@@ -93,14 +93,10 @@ fn owner(jobs: &mpsc::Receiver<Job>, done: &mpsc::Sender<FileDone>, waker: &Wake
             // Perhaps the X server went away: start afresh next time.
             clipboard = None;
         }
-        let finished = FileDone {
+        FileDone {
             reply_to: job.reply_to,
             reply_id: job.reply_id,
             result,
-        };
-        if done.send(finished).is_err() {
-            return;
         }
-        let _ = waker.wake();
-    }
+    });
 }

@@ -763,14 +763,24 @@ fn wall_ms() -> u64 {
 
 /// Runs file deliveries one after the other until the job channel closes.
 fn file_worker(jobs: &mpsc::Receiver<FileJob>, done: &mpsc::Sender<FileDone>, waker: &Waker) {
+    run_delivery_worker(jobs, done, waker, |job| FileDone {
+        reply_to: job.reply_to,
+        reply_id: job.reply_id,
+        result: FileSink::new(&job.path).write(job.format.select(&job.record)),
+    });
+}
+
+/// The loop of a delivery thread (files, the clipboard): runs `deliver` on each job in turn and
+/// hands its result to the event loop on `done`, followed by a wake of `waker`. Returns when the
+/// job channel closes or the event loop is gone.
+pub(crate) fn run_delivery_worker<J>(
+    jobs: &mpsc::Receiver<J>,
+    done: &mpsc::Sender<FileDone>,
+    waker: &Waker,
+    mut deliver: impl FnMut(J) -> FileDone,
+) {
     for job in jobs {
-        let result = FileSink::new(&job.path).write(job.format.select(&job.record));
-        let finished = FileDone {
-            reply_to: job.reply_to,
-            reply_id: job.reply_id,
-            result,
-        };
-        if done.send(finished).is_err() {
+        if done.send(deliver(job)).is_err() {
             return;
         }
         let _ = waker.wake();

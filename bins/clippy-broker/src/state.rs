@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, PatternKind,
-    ProtoError, Role, SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, ProtoError, Role,
+    SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
     CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
@@ -586,62 +586,9 @@ impl State {
                 from_cursor,
                 max_bytes,
             } => self.read(id, &session, from_cursor, max_bytes),
-            Message::WaitFor {
-                id,
-                session,
-                pattern,
-                kind,
-                from_cursor,
-                timeout_ms,
-            } => self.wait(
-                conn,
-                id,
-                &session,
-                &pattern,
-                kind,
-                from_cursor,
-                timeout_ms,
-                None,
-                now_ms,
-                out,
-            ),
-            Message::WaitPrompt {
-                id,
-                session,
-                from_cursor,
-                timeout_ms,
-            } => self.wait(
-                conn,
-                id,
-                &session,
-                "",
-                PatternKind::Prompt,
-                from_cursor,
-                timeout_ms,
-                None,
-                now_ms,
-                out,
-            ),
-            Message::ExpectSend {
-                id,
-                session,
-                pattern,
-                kind,
-                from_cursor,
-                timeout_ms,
-                data,
-            } => self.wait(
-                conn,
-                id,
-                &session,
-                &pattern,
-                kind,
-                from_cursor,
-                timeout_ms,
-                Some(data),
-                now_ms,
-                out,
-            ),
+            wait @ (Message::WaitFor { .. }
+            | Message::WaitPrompt { .. }
+            | Message::ExpectSend { .. }) => self.wait(conn, wait, now_ms, out),
             Message::Send { session, data, .. } => self.send(&session, data),
             Message::SessionStatus { id, session } => self.session_status(id, &session),
             Message::Exec {

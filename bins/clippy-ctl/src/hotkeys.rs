@@ -144,34 +144,18 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
             return Ok(Report::HotkeysStopped);
         }
         if broker_gone(&broker) {
-            let _ = keys.unregister();
             let error = CtlError::Unreachable {
                 socket: resolve_socket(cli.socket.as_deref())?,
                 detail: "the broker closed the connection".into(),
             };
-            tell(
-                &mut keys,
-                "clippy: hotkeys stopped",
-                &error.to_string(),
-                true,
-            );
-            return Err(error);
+            return Err(stopped(&mut keys, error));
         }
         let Some(action) = keys.next_action(Some(TICK)).map_err(desktop)? else {
             continue;
         };
         match perform(action, config.format(), &mut broker, &mut resolver) {
             Ok(message) => tell(&mut keys, "clippy", &message, false),
-            Err(error) if error.is_unreachable() => {
-                let _ = keys.unregister();
-                tell(
-                    &mut keys,
-                    "clippy: hotkeys stopped",
-                    &error.to_string(),
-                    true,
-                );
-                return Err(error);
-            }
+            Err(error) if error.is_unreachable() => return Err(stopped(&mut keys, error)),
             Err(error) => tell(
                 &mut keys,
                 &format!("clippy: {action} failed"),
@@ -283,6 +267,13 @@ fn log(line: &str) {
 
 /// Tells the user: a notification; errors also ring the bell when no notification could be
 /// shown. Every line also goes to stderr (the hotkey client's log).
+/// Ungrabs the hotkeys and says that they stopped, and why: `error`, which is returned.
+fn stopped(keys: &mut dyn HotkeyProvider, error: CtlError) -> CtlError {
+    let _ = keys.unregister();
+    tell(keys, "clippy: hotkeys stopped", &error.to_string(), true);
+    error
+}
+
 fn tell(keys: &mut dyn HotkeyProvider, summary: &str, body: &str, error: bool) {
     log(body);
     if clippy_desktop::notify(summary, body, error).is_err() && error {

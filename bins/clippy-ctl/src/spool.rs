@@ -68,26 +68,22 @@ pub fn run(
             pattern,
             kind,
             from,
-        } => waiting().and_then(|mut broker| {
-            let request = |id| Message::WaitFor {
-                id,
-                session: session.clone(),
-                pattern: pattern.clone(),
-                kind: kind.kind(),
-                from_cursor: *from,
-                timeout_ms: Some(timeout_ms),
-            };
-            found("wait_for", broker.request(request)?).map(Report::Found)
+        } => awaited_match(waiting()?, "wait_for", |id| Message::WaitFor {
+            id,
+            session: session.clone(),
+            pattern: pattern.clone(),
+            kind: kind.kind(),
+            from_cursor: *from,
+            timeout_ms: Some(timeout_ms),
         }),
-        SpoolCommand::WaitPrompt { session, from } => waiting().and_then(|mut broker| {
-            let request = |id| Message::WaitPrompt {
+        SpoolCommand::WaitPrompt { session, from } => {
+            awaited_match(waiting()?, "wait_prompt", |id| Message::WaitPrompt {
                 id,
                 session: session.clone(),
                 from_cursor: *from,
                 timeout_ms: Some(timeout_ms),
-            };
-            found("wait_prompt", broker.request(request)?).map(Report::Found)
-        }),
+            })
+        }
         SpoolCommand::Send {
             session,
             data,
@@ -115,8 +111,7 @@ pub fn run(
             enter,
             from,
         } => typed(data, *enter).and_then(|data| {
-            let mut broker = waiting()?;
-            let request = |id| Message::ExpectSend {
+            awaited_match(waiting()?, "expect_send", |id| Message::ExpectSend {
                 id,
                 session: session.clone(),
                 pattern: pattern.clone(),
@@ -124,8 +119,7 @@ pub fn run(
                 from_cursor: *from,
                 timeout_ms: Some(timeout_ms),
                 data,
-            };
-            found("expect_send", broker.request(request)?).map(Report::Found)
+            })
         }),
         SpoolCommand::Exec { session, command } => one_line(command).and_then(|command| {
             let mut broker = waiting()?;
@@ -216,6 +210,17 @@ fn read(
         }),
         other => Err(unexpected("read", &other)),
     }
+}
+
+/// Sends a request that waits in the broker until something matches (`wait_for`,
+/// `wait_prompt`, `expect_send`) on `broker`, a connection allowed to wait that long; what
+/// matched.
+fn awaited_match(
+    mut broker: Broker,
+    request: &str,
+    make: impl FnOnce(u32) -> Message,
+) -> Result<Report, CtlError> {
+    found(request, broker.request(make)?).map(Report::Found)
 }
 
 fn found(request: &str, reply: Message) -> Result<Found, CtlError> {

@@ -19,6 +19,8 @@ struct Server {
 }
 
 impl Server {
+    /// A server on a socket name of its own (with `tag` in it), its session `main` running
+    /// `first_window`.
     fn start(dir: &TempDir, tag: &str, first_window: &[String]) -> Server {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket = format!(
@@ -26,15 +28,20 @@ impl Server {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut command = tmux_command(dir, &socket);
-        let status = command
+        Server::start_at(dir, socket, "main", first_window)
+    }
+
+    /// A server on the socket name `socket` (`tmux -L`), its detached 120×40 session `session`
+    /// running `first_window`.
+    fn start_at(dir: &TempDir, socket: String, session: &str, first_window: &[String]) -> Server {
+        let status = tmux_command(dir, &socket)
             .args([
                 "-f",
                 "/dev/null",
                 "new-session",
                 "-d",
                 "-s",
-                "main",
+                session,
                 "-x",
                 "120",
                 "-y",
@@ -43,7 +50,10 @@ impl Server {
             .args(first_window)
             .status()
             .unwrap();
-        assert!(status.success(), "tmux new-session");
+        assert!(
+            status.success(),
+            "tmux -L {socket} new-session -s {session}"
+        );
         let pid = String::from_utf8(run(dir, &socket, &["display-message", "-p", "#{pid}"]))
             .unwrap()
             .trim()
@@ -130,45 +140,19 @@ fn tmux_bindings_move_a_turn_between_two_panes() {
     assert!(source.wait().unwrap().success(), "source-file");
 
     // A client attached from a second server: what is typed into its pane is what a user types.
-    let outer_socket = format!("{}-outer", inner.socket);
-    let attach_cmd = format!("tmux -L {} attach -t main", inner.socket);
-    let status = tmux_command(&dir, &outer_socket)
-        .args([
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "outer",
-            "-x",
-            "120",
-            "-y",
-            "40",
-        ])
-        .arg(attach_cmd)
-        .status()
-        .unwrap();
-    assert!(status.success(), "outer tmux");
-    let outer_pid: u32 = String::from_utf8(run(
+    let outer = Server::start_at(
         &dir,
-        &outer_socket,
-        &["display-message", "-p", "#{pid}"],
-    ))
-    .unwrap()
-    .trim()
-    .parse()
-    .unwrap();
-    let _outer = Server {
-        socket: outer_socket.clone(),
-        pid: outer_pid,
-    };
+        format!("{}-outer", inner.socket),
+        "outer",
+        &[format!("tmux -L {} attach -t main", inner.socket)],
+    );
     wait_for("the attached client", || {
         (!inner.run(&dir, &["list-clients"]).is_empty()).then_some(())
     });
     let keys = |keys: &[&str]| {
         let mut args = vec!["send-keys", "-t", "outer"];
         args.extend_from_slice(keys);
-        run(&dir, &outer_socket, &args);
+        outer.run(&dir, &args);
     };
 
     // An answer in a (window 0, active).

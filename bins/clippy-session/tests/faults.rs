@@ -401,17 +401,7 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
     signal_pid(follower.id(), Signal::SIGSTOP);
     // A raw subscription that never reads.
     let mut raw = client(&dir);
-    match raw
-        .request(|id| Message::Subscribe {
-            id,
-            since: None,
-            types: Vec::new(),
-        })
-        .unwrap()
-    {
-        Message::Subscribed { .. } => {}
-        other => panic!("{other:?}"),
-    }
+    broker::subscribe_all(&mut raw);
 
     // A flood of events (each capture is one) until both subscribers are dropped, with requests
     // and typed turns timed in between.

@@ -6,80 +6,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-
-use clippy_proto::{Client, Message, Role, SessionSummary};
+use clippy_proto::{Message, SessionSummary};
+use support::broker::{self, Broker, BrokerGuard, brokers_of, client, socket};
 use support::{Spawn, TempDir, python, settle};
 
-/// The broker binary next to the wrapper under test, built if it is not there yet.
-fn broker_bin() -> PathBuf {
-    let path = support::wrapper_bin().with_file_name("clippy-broker");
-    if !path.is_file() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "clippy-broker"])
-            .status()
-            .unwrap();
-        assert!(
-            status.success() && path.is_file(),
-            "cannot build {}",
-            path.display()
-        );
-    }
-    path
-}
-
-fn socket(dir: &TempDir) -> PathBuf {
-    dir.runtime().join("clippy").join("broker.sock")
-}
-
-fn client(dir: &TempDir) -> Client {
-    let path = socket(dir);
-    let mut last = None;
-    for _ in 0..200 {
-        match Client::connect(&path, Role::Client) {
-            Ok(client) => return client,
-            Err(e) => last = Some(e),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    panic!("no broker at {}: {last:?}", path.display());
-}
-
+/// `list_sessions` on a new connection.
 fn sessions(dir: &TempDir) -> Vec<SessionSummary> {
-    match client(dir)
-        .request(|id| Message::ListSessions { id })
-        .unwrap()
-    {
-        Message::Sessions { sessions, .. } => sessions,
-        other => panic!("{other:?}"),
-    }
-}
-
-/// Every `clippy-broker` process serving this test's runtime directory.
-fn brokers_of(dir: &TempDir) -> Vec<u32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", dir.runtime().display()).into_bytes();
-    support::list_dir(Path::new("/proc"))
-        .iter()
-        .filter_map(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe"))
-                .is_ok_and(|exe| exe.ends_with("clippy-broker"))
-                && support::environ_of(pid).contains(&wanted)
-        })
-        .collect()
-}
-
-/// Stops this test's brokers, so no process outlives it.
-struct Brokers<'a>(&'a TempDir);
-
-impl Drop for Brokers<'_> {
-    fn drop(&mut self) {
-        for pid in brokers_of(self.0) {
-            support::signal_pid(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
+    broker::sessions(&mut client(dir))
 }
 
 /// A wrapped Python REPL named `name`, at its first prompt.
@@ -102,23 +35,11 @@ fn python_session(dir: &TempDir, name: &str) -> support::Term {
     term
 }
 
-fn start_broker(dir: &TempDir) -> Child {
-    let mut command = Command::new(broker_bin());
-    command
-        .arg("--foreground")
-        .env_clear()
-        .envs(support::base_env(dir));
-    command.stderr(std::process::Stdio::null());
-    let child = command.spawn().unwrap();
-    settle("the broker's socket", || socket(dir).exists());
-    child
-}
-
 #[test]
 fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste() {
-    broker_bin();
+    broker::broker_bin();
     let dir = TempDir::new();
-    let _brokers = Brokers(&dir);
+    let _brokers = BrokerGuard::new(&dir);
     // No broker runs: the first session starts one.
     let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('line one'); print('line two')\r");
@@ -148,7 +69,11 @@ fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste(
                     .any(|s| s.name.as_deref() == Some("beta") && s.bracketed_paste)
         },
     );
-    assert_eq!(brokers_of(&dir).len(), 1, "one broker was started");
+    assert_eq!(
+        brokers_of(&dir.runtime()).len(),
+        1,
+        "one broker was started"
+    );
 
     let mut client = client(&dir);
     let alpha_id = sessions(&dir)
@@ -226,8 +151,8 @@ fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste(
 #[test]
 fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
     let dir = TempDir::new();
-    let _brokers = Brokers(&dir);
-    let mut broker = start_broker(&dir);
+    let _brokers = BrokerGuard::new(&dir);
+    let mut broker = Broker::start(&dir, &[]);
     let mut shell = Spawn::wrapper(
         &dir,
         [
@@ -248,12 +173,11 @@ fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
         sessions(&dir).iter().any(|s| s.turns == 1)
     });
 
-    broker.kill().unwrap();
-    broker.wait().unwrap();
+    broker.kill();
     // The session goes on without a broker: its turns are still detected.
     shell.send("echo during\r");
     shell.expect("during\r\n");
-    let mut broker = start_broker(&dir);
+    let mut broker = Broker::start(&dir, &[]);
     settle("the session re-registered with both turns", || {
         sessions(&dir)
             .iter()
@@ -277,27 +201,26 @@ fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
     shell.send("exit\r");
     assert!(shell.wait_exit().success());
     settle("the session deregistered", || sessions(&dir).is_empty());
-    broker.kill().unwrap();
-    broker.wait().unwrap();
+    broker.kill();
 }
 
 #[test]
 fn no_broker_starts_none() {
-    broker_bin();
+    broker::broker_bin();
     let dir = TempDir::new();
-    let _brokers = Brokers(&dir);
+    let _brokers = BrokerGuard::new(&dir);
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "sh", "-c", "echo done"]).start();
     term.expect("done");
     assert!(term.wait_exit().success());
     assert!(!socket(&dir).exists());
-    assert!(brokers_of(&dir).is_empty());
+    assert!(brokers_of(&dir.runtime()).is_empty());
 }
 
 #[test]
 fn a_killed_wrapper_s_session_disappears_and_the_relay_buffer_stays() {
     let dir = TempDir::new();
-    let _brokers = Brokers(&dir);
-    let mut broker = start_broker(&dir);
+    let _brokers = BrokerGuard::new(&dir);
+    let mut broker = Broker::start(&dir, &[]);
     let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('kept')\r");
     alpha.expect("kept\r\n>>> ");
@@ -325,6 +248,5 @@ fn a_killed_wrapper_s_session_disappears_and_the_relay_buffer_stays() {
         })
         .unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"kept\r\n");
-    broker.kill().unwrap();
-    broker.wait().unwrap();
+    broker.kill();
 }

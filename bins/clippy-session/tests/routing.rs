@@ -19,159 +19,31 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use clippy_proto::{Client, ErrorReason, Message, Mode, ProtoError, Role, SessionState};
+use clippy_proto::{Message, Mode};
 use nix::sys::signal::Signal;
 use serde_json::Value;
-use support::{Spawn, TempDir, Term, program, python, settle};
+use support::broker::{self, Fixture, p50_max};
+use support::{Spawn, Term, now_ms, parse_iso8601_ms, program, python, settle};
 
 /// How long a `clippy-ctl` run may take before the test fails.
 const CTL_DEADLINE: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------------
-// Binaries
-// ---------------------------------------------------------------------------------------------
-
-/// A binary of the workspace next to the wrapper under test, built (once per test run, with the
-/// wrapper's profile) so it is not stale. When that build fails, the binary already there (if
-/// any) is used, with a warning on stderr.
-fn sibling_bin(name: &str) -> PathBuf {
-    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let path = support::wrapper_bin().with_file_name(name);
-    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    if !built.iter().any(|b| b == name) {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
-        command.args(["build", "-q", "-p", name]);
-        if path.parent().is_some_and(|dir| dir.ends_with("release")) {
-            command.arg("--release");
-        }
-        let out = command.output().unwrap();
-        if !out.status.success() {
-            assert!(
-                path.is_file(),
-                "cannot build {}:\n{}",
-                path.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!(
-                "warning: `cargo build -p {name}` failed; testing the existing {}",
-                path.display()
-            );
-        }
-        built.push(name.to_owned());
-    }
-    path
-}
-
-fn broker_bin() -> PathBuf {
-    sibling_bin("clippy-broker")
-}
-
-fn ctl_bin() -> PathBuf {
-    sibling_bin("clippy-ctl")
-}
-
-// ---------------------------------------------------------------------------------------------
 // The broker and the agents
 // ---------------------------------------------------------------------------------------------
 
-fn socket(dir: &TempDir) -> PathBuf {
-    dir.runtime().join("clippy").join("broker.sock")
-}
-
-/// Every `clippy-broker` process serving the runtime directory `runtime`.
-fn brokers_of(runtime: &Path) -> Vec<u32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", runtime.display()).into_bytes();
-    support::list_dir(Path::new("/proc"))
-        .iter()
-        .filter_map(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe"))
-                .is_ok_and(|exe| exe.ends_with("clippy-broker"))
-                && std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|raw| support::parse_environ(&raw).contains(&wanted))
-        })
-        .collect()
-}
-
-/// A test's world: its temporary directory and a private broker, killed on drop. Agents are
-/// declared after it, so they are dropped (their process trees killed) first.
-struct Fixture {
-    dir: TempDir,
-    broker: Child,
-}
-
+/// What these tests add to the shared fixture.
 impl Fixture {
-    fn new() -> Fixture {
-        let broker = broker_bin();
-        ctl_bin();
-        let dir = TempDir::new();
-        let mut command = Command::new(broker);
-        command
-            .arg("--foreground")
-            .env_clear()
-            .envs(support::base_env(&dir))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let broker = command.spawn().unwrap();
-        settle("the broker's socket", || socket(&dir).exists());
-        Fixture { dir, broker }
-    }
-
-    /// A new connection to the broker, as a client.
-    fn client(&self) -> Client {
-        let path = socket(&self.dir);
-        let mut last = None;
-        for _ in 0..200 {
-            match Client::connect(&path, Role::Client) {
-                Ok(client) => return client,
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("no broker at {}: {last:?}", path.display());
-    }
-
     fn ctl_command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(ctl_bin());
-        command
-            .args(args)
-            .env_clear()
-            .envs(support::base_env(&self.dir))
-            .stdin(Stdio::null());
-        command
+        broker::ctl_command(&self.dir, args)
     }
 
     /// `clippy-ctl ARGS…` run to its end: exit code, stdout, stderr.
     fn ctl(&self, args: &[&str]) -> (i32, String, String) {
-        use std::os::unix::process::ExitStatusExt;
-        let mut child = self
-            .ctl_command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + CTL_DEADLINE;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                panic!("clippy-ctl {args:?} did not exit within {CTL_DEADLINE:?}");
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let out = child.wait_with_output().unwrap();
-        let code = out
-            .status
-            .code()
-            .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0));
-        (
-            code,
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let run = broker::ctl(&self.dir, args, CTL_DEADLINE);
+        (run.code, run.stdout, run.stderr)
     }
 
     /// `clippy-ctl --json ARGS…`: the exit code and the one JSON document on stdout.
@@ -214,37 +86,6 @@ impl Fixture {
         found.unwrap()
     }
 
-    /// The session's state, as `session_status` on the wire says it.
-    fn state(&self, client: &mut Client, session: &str) -> Option<SessionState> {
-        match client.request(|id| Message::SessionStatus {
-            id,
-            session: session.into(),
-        }) {
-            Ok(Message::Status { status, .. }) => Some(status),
-            Err(ProtoError::Broker {
-                reason: ErrorReason::SessionNotFound,
-                ..
-            }) => None,
-            other => panic!("session_status {session}: {other:?}"),
-        }
-    }
-
-    /// Polls `session_status` until `ok` holds; returns that state.
-    fn wait_state(
-        &self,
-        session: &str,
-        what: &str,
-        mut ok: impl FnMut(&SessionState) -> bool,
-    ) -> SessionState {
-        let mut client = self.client();
-        let mut found = None;
-        settle(&format!("{session}: {what}"), || {
-            found = self.state(&mut client, session).filter(|s| ok(s));
-            found.is_some()
-        });
-        found.unwrap()
-    }
-
     /// `echo_agent.py NAME ARGS…` wrapped (prompt `^NAME> $`, turns logged), returned once the
     /// broker knows it idle at its first prompt.
     fn agent(&self, name: &str, args: &[&str]) -> Agent {
@@ -280,16 +121,6 @@ impl Fixture {
             id: state.session,
             log,
             turns,
-        }
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.broker.kill();
-        let _ = self.broker.wait();
-        for pid in brokers_of(&self.dir.runtime()) {
-            support::signal_pid(pid, Signal::SIGKILL);
         }
     }
 }
@@ -439,14 +270,12 @@ struct Follower {
 
 impl Follower {
     fn start(fx: &Fixture, args: &[&str]) -> Follower {
-        use std::os::unix::process::CommandExt;
         let mut all = vec!["--json", "events", "--follow"];
         all.extend_from_slice(args);
         let mut child = fx
             .ctl_command(&all)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .process_group(0)
             .spawn()
             .unwrap();
         let lines = Arc::new(Mutex::new(Vec::new()));
@@ -528,67 +357,9 @@ impl Drop for Follower {
 // Time
 // ---------------------------------------------------------------------------------------------
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` as Unix milliseconds; `None` when it is not that.
-fn parse_iso8601_ms(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    if b.len() != 24
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-        || b[19] != b'.'
-        || b[23] != b'Z'
-    {
-        return None;
-    }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second, milli) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli;
-    u64::try_from(ms).ok()
-}
-
 fn ts_ms(event: &Value) -> u64 {
     parse_iso8601_ms(str_of(event, "ts"))
         .unwrap_or_else(|| panic!("ts is not ISO-8601 UTC with milliseconds: {event}"))
-}
-
-/// The median and the maximum.
-fn p50_max(values: &mut [f64]) -> (f64, f64) {
-    values.sort_by(f64::total_cmp);
-    (values[values.len() / 2], values[values.len() - 1])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -677,7 +448,9 @@ fn a_route_hands_every_turn_of_its_source_to_its_target_once_and_in_order() {
             .find(|e| e["turn_id"] == turn_id.as_str())
             .unwrap();
         assert!(completed["id"].as_u64() < handoff["id"].as_u64());
-        by_events.push(ts_ms(handoff).saturating_sub(ts_ms(completed)) as f64);
+        by_events.push(Duration::from_millis(
+            ts_ms(handoff).saturating_sub(ts_ms(completed)),
+        ));
     }
     let replies = alpha.notes();
     let reads = beta.notes();
@@ -691,10 +464,13 @@ fn a_route_hands_every_turn_of_its_source_to_its_target_once_and_in_order() {
             .iter()
             .find(|n| n.kind == "recv" && &n.text == line)
             .unwrap();
-        by_agents.push(read.ns.saturating_sub(replied.ns) as f64 / 1e6);
+        by_agents.push(Duration::from_nanos(read.ns.saturating_sub(replied.ns)));
     }
-    let (ev50, evmax) = p50_max(&mut by_events);
-    let (ag50, agmax) = p50_max(&mut by_agents);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (ev50, evmax) = p50_max(&by_events);
+    let (ev50, evmax) = (ms(ev50), ms(evmax));
+    let (ag50, agmax) = p50_max(&by_agents);
+    let (ag50, agmax) = (ms(ag50), ms(agmax));
     eprintln!(
         "handoff latency over {} handoffs: turn.completed -> route.handoff ts p50 {ev50:.0} ms, \
          max {evmax:.0} ms; alpha's reply printed -> beta read the line (CLOCK_MONOTONIC) \
@@ -1211,17 +987,7 @@ fn a_subscriber_that_never_reads_is_dropped_and_never_slows_routing() {
 
     // Two subscribers that stop reading: a raw connection, and a follower stopped by SIGSTOP.
     let mut stuck = fx.client();
-    match stuck
-        .request(|id| Message::Subscribe {
-            id,
-            since: None,
-            types: Vec::new(),
-        })
-        .unwrap()
-    {
-        Message::Subscribed { .. } => {}
-        other => panic!("{other:?}"),
-    }
+    broker::subscribe_all(&mut stuck);
     let stopped = Follower::start(&fx, &[]);
     // Stop it once it has shown it is subscribed (it prints a turn of alpha's).
     let mut rounds = 0;
@@ -1407,35 +1173,34 @@ fn bad_route_commands_are_refused_clearly() {
     );
     let template = fx.dir.join("template.txt");
     std::fs::write(&template, "{name} said something").unwrap();
-    let (code, value) = fx.ctl_json(&[
-        "route",
-        "add",
-        "alpha",
-        "beta",
-        "--template",
-        template.to_str().unwrap(),
-    ]);
-    check(
-        "a template file without {turn}: refused",
-        code != 0 && message(&value).contains("{turn}"),
-        &value,
-        code,
-    );
     let missing = fx.dir.join("no-such-template.txt");
-    let (code, value) = fx.ctl_json(&[
-        "route",
-        "add",
-        "alpha",
-        "beta",
-        "--template",
-        missing.to_str().unwrap(),
-    ]);
-    check(
-        "a template file that does not exist: refused, naming it",
-        code != 0 && message(&value).contains("no-such-template.txt"),
-        &value,
-        code,
-    );
+    for (file, what, named) in [
+        (
+            &template,
+            "a template file without {turn}: refused",
+            "{turn}",
+        ),
+        (
+            &missing,
+            "a template file that does not exist: refused, naming it",
+            "no-such-template.txt",
+        ),
+    ] {
+        let (code, value) = fx.ctl_json(&[
+            "route",
+            "add",
+            "alpha",
+            "beta",
+            "--template",
+            file.to_str().unwrap(),
+        ]);
+        check(
+            what,
+            code != 0 && message(&value).contains(named),
+            &value,
+            code,
+        );
+    }
 
     for verb in ["rm", "pause", "resume"] {
         let (code, value) = fx.ctl_json(&["route", verb, "r99"]);

@@ -14,139 +14,24 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use clippy_proto::{
-    Client, ErrorReason, Message, Mode, PatternKind, ProtoError, Role, SessionState,
-};
+use clippy_proto::{ErrorReason, Message, Mode, PatternKind, ProtoError, SessionState};
 use serde_json::Value;
-use support::{Spawn, TempDir, Term, program, python, settle};
+use support::broker::{self, CtlRun, Fixture};
+use support::{Spawn, Term, now_ms, parse_iso8601_ms, program, python, settle};
 
 /// How long a `clippy-ctl` run may take before the test fails (its own `--timeout` is shorter).
 const CTL_DEADLINE: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------------
-// Binaries
-// ---------------------------------------------------------------------------------------------
-
-/// A binary of the workspace next to the wrapper under test. `cargo test -p clippy-session`
-/// does not build the other packages' binaries, and one left by an earlier build may be stale
-/// (other packages change too), so the first use in a test run builds it with the wrapper's
-/// profile — a no-op when it is up to date. When that build fails, the binary already there
-/// (if any) is used, with a warning on stderr.
-fn sibling_bin(name: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let path = support::wrapper_bin().with_file_name(name);
-    let mut built = BUILT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !built.iter().any(|b| b == name) {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
-        command.args(["build", "-q", "-p", name]);
-        if path.parent().is_some_and(|dir| dir.ends_with("release")) {
-            command.arg("--release");
-        }
-        let out = command.output().unwrap();
-        if !out.status.success() {
-            // Other work in the tree may not compile right now: go on with the binary there is,
-            // and say so, rather than fail every test for it.
-            assert!(
-                path.is_file(),
-                "cannot build {}:\n{}",
-                path.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!(
-                "warning: `cargo build -p {name}` failed; testing the existing {}",
-                path.display()
-            );
-        }
-        built.push(name.to_owned());
-    }
-    path
-}
-
-/// The broker binary next to the wrapper under test, built if it is not there yet.
-fn broker_bin() -> PathBuf {
-    sibling_bin("clippy-broker")
-}
-
-/// `clippy-ctl` next to the wrapper under test, built if it is not there yet.
-fn ctl_bin() -> PathBuf {
-    sibling_bin("clippy-ctl")
-}
-
-// ---------------------------------------------------------------------------------------------
 // The broker
 // ---------------------------------------------------------------------------------------------
 
-fn socket(dir: &TempDir) -> PathBuf {
-    dir.runtime().join("clippy").join("broker.sock")
-}
-
-/// Every `clippy-broker` process serving the runtime directory `runtime`.
-fn brokers_of(runtime: &Path) -> Vec<u32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", runtime.display()).into_bytes();
-    support::list_dir(Path::new("/proc"))
-        .iter()
-        .filter_map(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe"))
-                .is_ok_and(|exe| exe.ends_with("clippy-broker"))
-                && std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|raw| support::parse_environ(&raw).contains(&wanted))
-        })
-        .collect()
-}
-
-/// A test's world: its temporary directory and a private broker, killed on drop (together with
-/// any other broker of that runtime directory). Terminals are separate values, declared after
-/// the fixture, so they are dropped (their process trees killed) first.
-struct Fixture {
-    dir: TempDir,
-    broker: Child,
-    started: Instant,
-}
-
+/// What these tests add to the shared fixture.
 impl Fixture {
-    fn new() -> Fixture {
-        let broker = broker_bin();
-        ctl_bin();
-        let dir = TempDir::new();
-        let mut command = Command::new(broker);
-        command
-            .arg("--foreground")
-            .env_clear()
-            .envs(support::base_env(&dir))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let broker = command.spawn().unwrap();
-        settle("the broker's socket", || socket(&dir).exists());
-        Fixture {
-            dir,
-            broker,
-            started: Instant::now(),
-        }
-    }
-
-    /// A new connection to the broker, as a client.
-    fn client(&self) -> Client {
-        let path = socket(&self.dir);
-        let mut last = None;
-        for _ in 0..200 {
-            match Client::connect(&path, Role::Client) {
-                Ok(client) => return client,
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("no broker at {}: {last:?}", path.display());
-    }
-
     /// `clippy-ctl ARGS…` with the test's environment, run to its end.
-    fn ctl(&self, args: &[&str]) -> Ctl {
+    fn ctl(&self, args: &[&str]) -> CtlRun {
         self.spawn_ctl(args).finish(CTL_DEADLINE)
     }
 
@@ -173,50 +58,7 @@ impl Fixture {
 
     /// `clippy-ctl ARGS…` started in the background.
     fn spawn_ctl(&self, args: &[&str]) -> Bg {
-        let mut command = Command::new(ctl_bin());
-        command
-            .args(args)
-            .env_clear()
-            .envs(support::base_env(&self.dir));
-        Bg::start(command, args)
-    }
-
-    /// The session's state, as `session_status` on the wire says it; `None` while the broker
-    /// does not know the session.
-    fn state(&self, client: &mut Client, session: &str) -> Option<SessionState> {
-        match client.request(|id| Message::SessionStatus {
-            id,
-            session: session.into(),
-        }) {
-            Ok(Message::Status { status, .. }) => Some(status),
-            Err(ProtoError::Broker {
-                reason: ErrorReason::SessionNotFound,
-                ..
-            }) => None,
-            other => panic!("session_status {session}: {other:?}"),
-        }
-    }
-
-    /// Polls `session_status` until `ok` holds; returns that state.
-    fn wait_state(
-        &self,
-        session: &str,
-        what: &str,
-        mut ok: impl FnMut(&SessionState) -> bool,
-    ) -> SessionState {
-        let mut client = self.client();
-        let mut found = None;
-        let mut last = None;
-        settle(&format!("{session}: {what}"), || {
-            let state = self.state(&mut client, session);
-            if let Some(state) = state.as_ref().filter(|s| ok(s)) {
-                found = Some(state.clone());
-                return true;
-            }
-            last = state;
-            false
-        });
-        found.unwrap_or_else(|| panic!("{session}: {what}; last state {last:?}"))
+        Bg::start(broker::ctl_command(&self.dir, args), args)
     }
 
     /// A wrapped `bash --norc --noprofile` with `--shell-integration`, named `name`, started in
@@ -262,19 +104,6 @@ impl Fixture {
             }
             data.extend_from_slice(&chunk);
             cursor = resume;
-        }
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.broker.kill();
-        let _ = self.broker.wait();
-        for pid in brokers_of(&self.dir.runtime()) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
         }
     }
 }
@@ -333,17 +162,10 @@ fn spool_len(state: &SessionState) -> u64 {
 // Processes run in the background
 // ---------------------------------------------------------------------------------------------
 
-/// A finished `clippy-ctl` run.
-#[derive(Debug)]
-struct Ctl {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 /// A process with piped output read on threads, killed on drop if still running.
 struct Bg {
     what: String,
+    started: Instant,
     child: Child,
     stdout: Option<JoinHandle<Vec<u8>>>,
     stderr: Option<JoinHandle<Vec<u8>>>,
@@ -351,14 +173,15 @@ struct Bg {
 }
 
 impl Bg {
+    /// `command` (stdin from /dev/null, in a process group of its own: see
+    /// [`broker::ctl_command`]) started with its output piped.
     fn start(mut command: Command, args: &[&str]) -> Bg {
-        use std::os::unix::process::CommandExt;
-        command
-            .stdin(Stdio::null())
+        let started = Instant::now();
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = command.spawn().unwrap();
+            .spawn()
+            .unwrap();
         let drain = |mut pipe: Box<dyn Read + Send>| {
             std::thread::spawn(move || {
                 let mut bytes = Vec::new();
@@ -370,6 +193,7 @@ impl Bg {
         let stderr = drain(Box::new(child.stderr.take().unwrap()));
         Bg {
             what: format!("clippy-ctl {args:?}"),
+            started,
             child,
             stdout: Some(stdout),
             stderr: Some(stderr),
@@ -387,7 +211,7 @@ impl Bg {
     }
 
     /// Waits for the exit, at most `deadline`; the exit code (128 + N for a signal) and output.
-    fn finish(mut self, deadline: Duration) -> Ctl {
+    fn finish(mut self, deadline: Duration) -> CtlRun {
         use std::os::unix::process::ExitStatusExt;
         let end = Instant::now() + deadline;
         let status = loop {
@@ -402,14 +226,16 @@ impl Bg {
             std::thread::sleep(Duration::from_millis(5));
         };
         self.done = true;
+        let elapsed = self.started.elapsed();
         let stdout = self.stdout.take().unwrap().join().unwrap();
         let stderr = self.stderr.take().unwrap().join().unwrap();
-        Ctl {
+        CtlRun {
             code: status
                 .code()
                 .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            elapsed,
         }
     }
 
@@ -444,58 +270,6 @@ impl Drop for Bg {
 // ---------------------------------------------------------------------------------------------
 // Time
 // ---------------------------------------------------------------------------------------------
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` as Unix milliseconds; `None` when it is not that.
-fn parse_iso8601_ms(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    if b.len() != 24
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-        || b[19] != b'.'
-        || b[23] != b'Z'
-    {
-        return None;
-    }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second, milli) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli;
-    u64::try_from(ms).ok()
-}
 
 #[test]
 fn iso8601_parser_knows_the_documented_example() {

@@ -18,6 +18,10 @@
 use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
 use proptest::prelude::*;
 
+mod common;
+
+use common::feed_records;
+
 /// The largest turn kept, small so that truncation happens.
 const MAX: usize = 48;
 
@@ -103,23 +107,7 @@ fn preset() -> impl Strategy<Value = Preset> {
 /// Feeds the records, cutting output records at `splits` (cycled; none: whole records).
 fn run(preset: &Preset, records: &[(bool, Vec<u8>)], splits: &[usize]) -> (Vec<Event>, Vec<u8>) {
     let mut detector = TurnDetector::new(DetectorConfig::new(preset.clone()).max_turn_bytes(MAX));
-    let mut events = Vec::new();
-    let mut stream = Vec::new();
-    let mut cuts = splits.iter().cycle();
-    for (is_output, bytes) in records {
-        if *is_output {
-            stream.extend_from_slice(bytes);
-            let mut rest = &bytes[..];
-            while !rest.is_empty() {
-                let n = cuts.next().map_or(rest.len(), |&c| c.clamp(1, rest.len()));
-                events.extend(detector.feed_output(&rest[..n]));
-                rest = &rest[n..];
-            }
-        } else {
-            events.extend(detector.feed_input(bytes));
-        }
-    }
-    (events, stream)
+    feed_records(&mut detector, records, splits)
 }
 
 proptest! {

@@ -6,6 +6,10 @@
 use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
 use proptest::prelude::*;
 
+mod common;
+
+use common::feed_records;
+
 /// One step of a generated shell-like session.
 #[derive(Debug, Clone)]
 struct Step {
@@ -73,24 +77,7 @@ fn detector() -> TurnDetector {
 
 /// Feeds the records, cutting every output record at the given split points.
 fn run(records: &[(bool, Vec<u8>)], splits: &[usize]) -> (Vec<Event>, Vec<u8>) {
-    let mut detector = detector();
-    let mut events = Vec::new();
-    let mut stream = Vec::new();
-    let mut cuts = splits.iter().cycle();
-    for (is_output, bytes) in records {
-        if *is_output {
-            stream.extend_from_slice(bytes);
-            let mut rest = &bytes[..];
-            while !rest.is_empty() {
-                let n = cuts.next().map_or(rest.len(), |&c| c.clamp(1, rest.len()));
-                events.extend(detector.feed_output(&rest[..n]));
-                rest = &rest[n..];
-            }
-        } else {
-            events.extend(detector.feed_input(bytes));
-        }
-    }
-    (events, stream)
+    feed_records(&mut detector(), records, splits)
 }
 
 fn turns(events: &[Event]) -> Vec<&clippy_turn::Turn> {

@@ -234,23 +234,66 @@ impl State {
         }))
     }
 
-    /// Parks a `wait_for`, `wait_prompt` or `expect_send` (`send` set), and answers it at once
-    /// if it can.
-    #[allow(clippy::too_many_arguments)]
+    /// Parks `request`, a `wait_for`, `wait_prompt` or `expect_send` (which types its data on
+    /// the match), and answers it at once if it can.
     pub(super) fn wait(
         &mut self,
         conn: ConnId,
-        id: u32,
-        session: &str,
-        pattern: &str,
-        kind: PatternKind,
-        from_cursor: u64,
-        timeout_ms: Option<u64>,
-        send: Option<Vec<u8>>,
+        request: Message,
         now_ms: u64,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
-        let session = self.resolve(session)?;
+        let (id, session, pattern, kind, from_cursor, timeout_ms, send) = match request {
+            Message::WaitFor {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+            } => (id, session, pattern, kind, from_cursor, timeout_ms, None),
+            Message::WaitPrompt {
+                id,
+                session,
+                from_cursor,
+                timeout_ms,
+            } => {
+                let kind = PatternKind::Prompt;
+                (
+                    id,
+                    session,
+                    String::new(),
+                    kind,
+                    from_cursor,
+                    timeout_ms,
+                    None,
+                )
+            }
+            Message::ExpectSend {
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                data,
+            } => (
+                id,
+                session,
+                pattern,
+                kind,
+                from_cursor,
+                timeout_ms,
+                Some(data),
+            ),
+            other => {
+                return Err(refuse(
+                    ErrorReason::NotAllowed,
+                    format!("{} is not a wait", other.kind()),
+                ));
+            }
+        };
+        let session = self.resolve(&session)?;
         let connected = self.connected_owner(&session).is_some();
         if send.is_some() && !connected {
             return Err(disconnected(&session));
@@ -263,9 +306,9 @@ impl State {
             },
             PatternKind::Literal | PatternKind::Regex => {
                 let compiled = if kind == PatternKind::Regex {
-                    Pattern::regex(pattern)
+                    Pattern::regex(&pattern)
                 } else {
-                    Pattern::literal(pattern)
+                    Pattern::literal(&pattern)
                 }
                 .map_err(|e| refuse(ErrorReason::InvalidPattern, e.to_string()))?;
                 WaitKind::Pattern {

@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clippy_proto::{Client, EventRecord, Message, Role, SessionSummary};
+use clippy_proto::{
+    Client, ErrorReason, EventRecord, Message, ProtoError, Role, SessionState, SessionSummary,
+};
 use nix::sys::signal::Signal;
 
-use super::{TempDir, list_dir, parse_environ, settle, wrapper_bin};
+use super::{TIMEOUT, TempDir, list_dir, parse_environ, settle, wrapper_bin};
 
 /// A binary of the workspace next to the wrapper under test. The first use in a test run builds
 /// it with the wrapper's profile (a no-op when it is up to date); when that build fails (other
@@ -145,6 +147,56 @@ impl Drop for Broker {
     }
 }
 
+/// A test's world for suites that drive one private broker: its temporary directory and the
+/// broker (started with `clippy-ctl` built), killed on drop together with any other broker of
+/// that runtime directory. Terminals and agents are declared after it, so they are dropped
+/// (their process trees killed) first. Each suite adds its own methods in an `impl Fixture` of
+/// its own.
+pub struct Fixture {
+    // Dropped in this order: the broker, the other brokers, then the directory.
+    broker: Broker,
+    brokers: BrokerGuard,
+    pub dir: TempDir,
+    /// When the broker answered.
+    pub started: Instant,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        ctl_bin();
+        let dir = TempDir::new();
+        let brokers = BrokerGuard::new(&dir);
+        let broker = Broker::start(&dir, &[]);
+        Fixture {
+            broker,
+            brokers,
+            dir,
+            started: Instant::now(),
+        }
+    }
+
+    /// A new connection to the broker, as a client.
+    pub fn client(&self) -> Client {
+        client(&self.dir)
+    }
+
+    /// The session's state, as `session_status` on the wire says it; `None` while the broker
+    /// does not know the session.
+    pub fn state(&self, client: &mut Client, session: &str) -> Option<SessionState> {
+        session_state(client, session)
+    }
+
+    /// Polls `session_status` until `ok` holds; returns that state.
+    pub fn wait_state(
+        &self,
+        session: &str,
+        what: &str,
+        ok: impl FnMut(&SessionState) -> bool,
+    ) -> SessionState {
+        wait_session_state(&self.dir, session, what, ok)
+    }
+}
+
 /// A client connection, if the broker answers now.
 pub fn try_connect(dir: &TempDir) -> Option<Client> {
     Client::connect(&socket(dir), Role::Client).ok()
@@ -177,6 +229,58 @@ pub fn session_named(client: &mut Client, name: &str) -> Option<SessionSummary> 
     sessions(client)
         .into_iter()
         .find(|s| s.name.as_deref() == Some(name))
+}
+
+/// The session's state, as `session_status` on the wire says it; `None` while the broker does
+/// not know the session.
+pub fn session_state(client: &mut Client, session: &str) -> Option<SessionState> {
+    match client.request(|id| Message::SessionStatus {
+        id,
+        session: session.into(),
+    }) {
+        Ok(Message::Status { status, .. }) => Some(status),
+        Err(ProtoError::Broker {
+            reason: ErrorReason::SessionNotFound,
+            ..
+        }) => None,
+        other => panic!("session_status {session}: {other:?}"),
+    }
+}
+
+/// Polls `session_status` on a connection of its own until `ok` holds; returns that state.
+/// Panics after [`TIMEOUT`], with the last state seen.
+pub fn wait_session_state(
+    dir: &TempDir,
+    session: &str,
+    what: &str,
+    mut ok: impl FnMut(&SessionState) -> bool,
+) -> SessionState {
+    let mut client = client(dir);
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let state = session_state(&mut client, session);
+        if let Some(state) = state.as_ref().filter(|s| ok(s)) {
+            return state.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {TIMEOUT:?} waiting for {session}: {what}; last state {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Subscribes `client` to every event type from now on (`subscribe`, no filter); what it is
+/// sent is left unread.
+pub fn subscribe_all(client: &mut Client) {
+    match client.request(|id| Message::Subscribe {
+        id,
+        since: None,
+        types: Vec::new(),
+    }) {
+        Ok(Message::Subscribed { .. }) => {}
+        other => panic!("subscribe: {other:?}"),
+    }
 }
 
 /// The broker's recorded events of the given types (all types when empty), oldest first.
