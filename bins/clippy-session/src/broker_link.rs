@@ -230,6 +230,7 @@ fn read_commands(
     let mut buf = vec![0u8; 64 * 1024];
     'read: loop {
         let n = match stream.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };

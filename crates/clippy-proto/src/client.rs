@@ -125,13 +125,15 @@ impl Client {
             if let Some(payload) = self.decoder.next_frame()? {
                 return decode(&payload);
             }
-            let n = self
-                .stream
-                .read(&mut buf)
-                .map_err(|source| ProtoError::Io {
+            let n = match self.stream.read(&mut buf) {
+                // A read with a timeout is not restarted after a signal (SIGSTOP then SIGCONT
+                // of a waiting `clippy-ctl`, say): read again.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                read => read.map_err(|source| ProtoError::Io {
                     context: "cannot read from the broker".into(),
                     source,
-                })?;
+                })?,
+            };
             if n == 0 {
                 return Err(if self.decoder.buffered() > 0 {
                     ProtoError::Truncated
