@@ -166,6 +166,9 @@ struct Running {
     inputs: Vec<String>,
     /// The next line to end is the prompt/echo line of a submit: never content.
     skip_line: bool,
+    /// The echo of the submitted input has been drawn (on the submit's line, or on a line of
+    /// its own): from then on a line that is the bare input again is the agent's answer.
+    echo_seen: bool,
     /// Offset of `buf[0]`.
     buf_start: u64,
     buf: Vec<u8>,
@@ -328,6 +331,7 @@ impl Core {
         self.turn = Some(Running {
             inputs,
             skip_line,
+            echo_seen: false,
             buf_start: at,
             buf: Vec::new(),
             content_start: None,
@@ -506,7 +510,8 @@ impl Feed<'_> {
             .as_ref()
             .map_or(start, |turn| start.max(turn.buf_start));
         self.sync(start);
-        let Some(turn) = &mut self.core.turn else {
+        let core = &mut *self.core;
+        let Some(turn) = &mut core.turn else {
             return;
         };
         let head = ((start.saturating_sub(turn.buf_start)) as usize).min(turn.buf.len());
@@ -520,6 +525,16 @@ impl Feed<'_> {
         }
         turn.buf_start = start;
         turn.content_start = Some(start);
+        // While the buffer was full of what turned out to be echo, later bytes passed it by:
+        // take them back from the tail, so that the content does not depend on the chunking.
+        let buf_end = start + turn.buf.len() as u64;
+        let tail_start = core.synced - core.tail.len() as u64;
+        if (tail_start..core.synced).contains(&buf_end) {
+            let from = (buf_end - tail_start) as usize;
+            let room = core.max_turn_bytes.saturating_sub(turn.buf.len());
+            let to = core.tail.len().min(from + room);
+            turn.buf.extend_from_slice(&core.tail[from..to]);
+        }
     }
 }
 
@@ -564,12 +579,22 @@ impl ViewSink for Feed<'_> {
             // A prompt line, accepted or not, is the agent's chrome: never the start of content.
             return;
         }
-        let Some(turn) = &self.core.turn else { return };
+        let Some(turn) = &mut self.core.turn else {
+            return;
+        };
         if busy || skip || is_interrupt_echo(text) {
+            if skip && is_echo(&String::from_utf8_lossy(text), &turn.inputs) {
+                turn.echo_seen = true;
+            }
             return;
         }
         if turn.content_start.is_none() {
-            if is_echo(&String::from_utf8_lossy(text), &turn.inputs) {
+            let text = String::from_utf8_lossy(text);
+            // A REPL evaluating a literal prints the input back (`>>> 42`, then `42`): once the
+            // echo has been drawn, the bare input is an answer, not a second echo.
+            let answer = turn.echo_seen && is_bare_input(&text, &turn.inputs);
+            if !answer && is_echo(&text, &turn.inputs) {
+                turn.echo_seen = true;
                 return;
             }
             self.confirm_content(line.start);
@@ -671,17 +696,28 @@ impl Feed<'_> {
 }
 
 /// Whether `line` is the terminal's or the agent's echo of a submitted line: the input itself,
-/// behind at most a short prompt or box decoration.
+/// behind at most a short prompt or box decoration that ends where a word would (`$ ls`,
+/// `│ > ls`, `>>>ls`; not `als`).
 pub(crate) fn is_echo(line: &str, inputs: &[String]) -> bool {
     let line = line.trim_matches(|c: char| c.is_whitespace() || "│┃|".contains(c));
     inputs.iter().any(|input| {
         let input = input.trim();
         !input.is_empty()
             && (line == input
-                || line
-                    .strip_suffix(input)
-                    .is_some_and(|decoration| decoration.trim().chars().count() <= 12))
+                || line.strip_suffix(input).is_some_and(|decoration| {
+                    decoration.trim().chars().count() <= 12
+                        && decoration
+                            .chars()
+                            .next_back()
+                            .is_some_and(|c| !c.is_alphanumeric())
+                }))
     })
+}
+
+/// Whether `line` is one of `inputs` with nothing around it but white space.
+pub(crate) fn is_bare_input(line: &str, inputs: &[String]) -> bool {
+    let line = line.trim();
+    inputs.iter().any(|input| input.trim() == line)
 }
 
 /// The terminal echoes Ctrl+C as `^C`: that is the user's keystroke, not agent output.
@@ -747,6 +783,10 @@ mod tests {
         assert!(is_echo("│ > what is 2+2   │", &inputs));
         assert!(!is_echo("The answer to what is 2+2 is 4", &inputs));
         assert!(!is_echo("anything", &[String::new()]));
+        assert!(!is_echo("14", &["4".to_owned()]));
+        assert!(is_echo(">>>4", &["4".to_owned()]));
+        assert!(is_bare_input("  4 ", &["4".to_owned()]));
+        assert!(!is_bare_input("$ 4", &["4".to_owned()]));
         assert!(is_interrupt_echo(b"^C"));
         assert!(!is_interrupt_echo(b"^C then more"));
     }

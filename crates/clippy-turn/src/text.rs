@@ -12,7 +12,7 @@ use std::num::NonZeroU16;
 
 use vt100::capture::{BasicFormattedCaptureState, RowContents};
 
-use crate::detector::is_echo;
+use crate::detector::{is_bare_input, is_echo};
 use crate::turn::Turn;
 
 /// Collects rows as they scroll off the top of the emulated screen.
@@ -151,7 +151,9 @@ impl Turn {
                 .chars()
                 .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
             || trimmed == "^C";
-        !chrome && !is_echo(line, &self.render.inputs)
+        // The content begins after the terminal's echo of the input, so a line that is the bare
+        // input is the answer (a REPL evaluating a literal); a decorated one is a TUI's echo.
+        !chrome && (is_bare_input(line, &self.render.inputs) || !is_echo(line, &self.render.inputs))
     }
 }
 

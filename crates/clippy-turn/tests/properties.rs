@@ -71,6 +71,25 @@ fn records(steps: &[Step], decorate: &[&[u8]]) -> Vec<(bool, Vec<u8>)> {
     out
 }
 
+/// Whether a printed line is an echo of `input` by the rule of `CONTRACTS/TURN.md`: the input
+/// behind a short decoration (at most 12 characters, ending where a word would), inside box
+/// edges. The bare input printed again after the prompt line echoed it is an answer.
+fn echo_shaped(line: &str, input: &str) -> bool {
+    let input = input.trim();
+    if input.is_empty() || line.trim() == input {
+        return false;
+    }
+    let line = line.trim_matches(|c: char| c.is_whitespace() || "│┃|".contains(c));
+    line == input
+        || line.strip_suffix(input).is_some_and(|decoration| {
+            decoration.trim().chars().count() <= 12
+                && decoration
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| !c.is_alphanumeric())
+        })
+}
+
 fn detector() -> TurnDetector {
     TurnDetector::new(DetectorConfig::new(Preset::custom(r"^\$ $").unwrap()).max_turn_bytes(64))
 }
@@ -140,8 +159,12 @@ proptest! {
             // Never empty: the agent said something that is not the echo of a keystroke.
             prop_assert!(!turn.text().trim().is_empty() || turn.truncated, "{:?}", turn);
         }
-        // Every step that printed a visible line produced exactly one turn.
-        let expected = steps.iter().filter(|s| s.lines.iter().any(|l| !l.trim().is_empty())).count();
+        // Every step that printed a visible line other than an echo of its input produced
+        // exactly one turn.
+        let expected = steps
+            .iter()
+            .filter(|s| s.lines.iter().any(|l| !l.trim().is_empty() && !echo_shaped(l, &s.input)))
+            .count();
         prop_assert_eq!(turns(&events).len(), expected);
     }
 }

@@ -319,3 +319,19 @@ fn a_reply_that_repeats_an_earlier_one_is_still_its_text() {
     let texts: Vec<String> = s.turns().iter().map(|t| t.text()).collect();
     assert_eq!(texts, ["OK", "OK", "OK"]);
 }
+
+#[test]
+fn a_repl_answering_with_its_input_is_a_turn() {
+    // `>>> 42` evaluates to `42`: the echo is on the prompt line, the bare `42` below is the
+    // answer. A decorated line shaped like the echo is still echo, as before.
+    let mut s = Session::new(Preset::named("python").unwrap());
+    s.out(b">>> ").input(b"42\r").out(b"42\r\n42\r\n>>> ");
+    s.input(b"'x'\r").out(b"'x'\r\n'x'\r\n>>> ");
+    s.input(b"7\r").out(b"7\r\n... 7\r\n>>> ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[0].content, b"42\r\n");
+    assert_eq!(turns[0].text(), "42");
+    assert_eq!(turns[1].content, b"'x'\r\n");
+    assert_eq!(turns[1].text(), "'x'");
+}
