@@ -1050,7 +1050,12 @@ impl State {
         let Some(entry) = self.sessions.remove(session) else {
             return;
         };
-        self.fail_waiters_of(session, entry.info.spool.as_deref(), out);
+        self.fail_waiters_of(
+            session,
+            entry.info.spool.as_deref(),
+            entry.live.progress.spool_size,
+            out,
+        );
         self.drop_routes_of(session, out);
         self.emit(
             EventRecord {

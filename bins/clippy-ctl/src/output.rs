@@ -145,6 +145,7 @@ pub fn render(
                 "idle" => "already idle at its prompt, nothing to end",
                 "interrupted" => "interrupted, back at its prompt",
                 "killed" => "no prompt after Ctrl+C: its process group was killed",
+                "exited" => "it ended (its program exited)",
                 other => other,
             }
         ),

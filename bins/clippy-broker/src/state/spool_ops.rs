@@ -531,11 +531,14 @@ impl State {
         }
     }
 
-    /// A session is gone: its waits fail with `session_disconnected`, and its spool is let go.
+    /// A session is gone: its waits fail with `session_disconnected` (an `end_session` got
+    /// what it asked for: `exited`, at `spool_size`, the last size its wrapper reported), and
+    /// its spool is let go.
     pub(super) fn fail_waiters_of(
         &mut self,
         session: &str,
         spool: Option<&str>,
+        spool_size: u64,
         out: &mut Vec<Action>,
     ) {
         let failed: Vec<u64> = self
@@ -548,10 +551,10 @@ impl State {
             self.scan_queue.retain(|&k| k != key);
             if let Some(waiter) = self.waiters.remove(&key) {
                 let reply = match waiter.kind {
-                    WaitKind::End { force: true, .. } => Message::SessionEnded {
+                    WaitKind::End { .. } => Message::SessionEnded {
                         id: waiter.id,
-                        outcome: "killed".into(),
-                        resume_cursor: 0,
+                        outcome: "exited".into(),
+                        resume_cursor: spool_size,
                     },
                     _ => Message::error(
                         waiter.id,
@@ -1655,6 +1658,34 @@ mod tests {
         ));
         let reset = fx.st.events.since(None, &["session.reset".into()]).count();
         assert_eq!(reset, 1, "the reset is an event");
+    }
+
+    #[test]
+    fn end_session_of_a_program_that_exits_on_ctrl_c_answers_exited_at_its_spool_size() {
+        for force in [false, true] {
+            let mut fx = Fixture::new();
+            fx.prompt(b"$ ", None);
+            fx.submitted("python3 guess.py");
+            fx.ask(Message::EndSession {
+                id: 30,
+                session: "s1".into(),
+                force,
+                timeout_ms: Some(100),
+            });
+            let size = fx.st.sessions["s1"].live.progress.spool_size;
+            assert!(size > 0);
+            let actions = fx.st.connection_closed(fx.wrapper);
+            match fx.to_client(&actions).as_slice() {
+                [
+                    Message::SessionEnded {
+                        outcome,
+                        resume_cursor,
+                        ..
+                    },
+                ] => assert_eq!((outcome.as_str(), *resume_cursor), ("exited", size)),
+                other => panic!("force {force}: {other:?}"),
+            }
+        }
     }
 
     #[test]
