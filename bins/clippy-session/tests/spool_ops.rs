@@ -1214,3 +1214,100 @@ fn end_session_interrupts_then_kills_what_ignores_ctrl_c() {
         "bash is gone"
     );
 }
+
+#[test]
+fn without_shell_integration_exec_reports_no_exit_code_and_no_cwd() {
+    // Nothing in the output says how a command ended or where the shell is: both are null,
+    // never guessed (an `exit 3` here would be just as silent).
+    let fx = Fixture::new();
+    let _term = Spawn::wrapper(
+        &fx.dir,
+        ["--name", "plain", "--", "bash", "--norc", "--noprofile"],
+    )
+    .env("PS1", "$ ")
+    .cwd(fx.dir.home())
+    .start();
+    fx.wait_state("plain", "idle at its first prompt", |s| {
+        s.connected && s.mode == Mode::Idle
+    });
+    let (code, exec) = fx.ctl_json(&["exec", "plain", "echo hi; (exit 3)"]);
+    assert_eq!(code, 0, "{exec}");
+    assert_eq!(output_of(&exec), "hi", "{exec}");
+    assert!(exec["exec"]["exit_code"].is_null(), "{exec}");
+    assert!(exec["exec"]["cwd"].is_null(), "{exec}");
+}
+
+/// The script of README's "Driving agents from scripts", as printed there.
+fn readme_script() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let start = readme
+        .find("# terminal 3: a script\n")
+        .expect("README has the script");
+    let end = start
+        + readme[start..]
+            .find("```")
+            .expect("the script's block ends");
+    readme[start..end].to_owned()
+}
+
+#[test]
+fn the_readme_script_drives_a_wrapped_shell_and_a_wrapped_repl() {
+    let fx = Fixture::new();
+    let _sh = fx.shell("sh", &fx.dir.join("turns.jsonl"));
+    let _py = Spawn::wrapper(&fx.dir, ["--name", "py", "--", "python3", "-q"])
+        .cwd(fx.dir.home())
+        .start();
+    fx.wait_state("py", "idle at its first prompt", |s| {
+        s.connected && s.mode == Mode::Idle
+    });
+    let script = readme_script();
+    // `clippy-ctl` on PATH, as after `cargo install`; everything else as the fixture's.
+    let bin_dir = broker::ctl_bin().parent().unwrap().to_owned();
+    let mut command = Command::new("bash");
+    command
+        .args(["-euo", "pipefail", "-c", &script])
+        .env_clear()
+        .envs(support::base_env(&fx.dir))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .current_dir(fx.dir.home())
+        .stdin(Stdio::null());
+    let run = Bg::start(command, &["bash", "-c", "README script"]).finish(CTL_DEADLINE);
+    let report = format!("{run:?}\n--- script ---\n{script}");
+    assert_eq!(run.code, 0, "{report}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // exec sh: `ls | wc -l` in /tmp; exec py: 42.
+    assert!(lines[0].trim().parse::<u64>().is_ok(), "{report}");
+    assert!(run.stderr.contains("exit 0, cwd /tmp"), "{report}");
+    assert_eq!(lines[1], "42", "{report}");
+    assert_eq!(lines[2], "sent 46 bytes to sh", "{report}");
+    // wait-for prints the cursor after the match; stderr says what matched.
+    let after_answer: u64 = lines[3].parse().unwrap_or_else(|e| panic!("{e}: {report}"));
+    assert!(run.stderr.contains(r#"matched "answer: y""#), "{report}");
+    let spool = fx.read_all("sh");
+    let answer = spool
+        .windows(b"answer: y".len())
+        .rposition(|w| w == b"answer: y")
+        .expect("the answer is in the spool");
+    assert_eq!(
+        after_answer,
+        (answer + b"answer: y".len()) as u64,
+        "{report}"
+    );
+    // wait-prompt --json: the prompt after the answered command, exit 0 in /tmp.
+    let prompt: Value = serde_json::from_str(lines[4]).unwrap_or_else(|e| panic!("{e}: {report}"));
+    assert_eq!(prompt["matched"], true, "{report}");
+    assert_eq!(prompt["exit_code"], 0, "{report}");
+    assert_eq!(prompt["cwd"], "/tmp", "{report}");
+    // status: idle, in /tmp.
+    assert!(lines[5..].contains(&"mode:           idle"), "{report}");
+    assert!(lines[5..].contains(&"cwd:            /tmp"), "{report}");
+}
