@@ -203,8 +203,10 @@ pub struct Report {
     pub wrapper_rss_max: (Rss, Rss),
     /// The largest broker RSS sampled during the run, KiB.
     pub broker_rss_peak_kib: u64,
-    /// The bound the broker's end RSS is checked against, KiB.
+    /// The bound the broker's end RSS and its peak (`VmHWM`) are checked against, KiB.
     pub broker_rss_bound_kib: u64,
+    /// The bound every wrapper's peak (`VmHWM`) is checked against, KiB.
+    pub wrapper_rss_bound_kib: u64,
     /// What went wrong (empty: the soak passed).
     pub problems: Vec<String>,
 }
@@ -249,10 +251,17 @@ impl Report {
                 ));
             }
         }
-        if self.broker_rss.1.rss_kib > self.broker_rss_bound_kib {
+        let broker_peak = self.broker_rss.1.hwm_kib.max(self.broker_rss_peak_kib);
+        if broker_peak > self.broker_rss_bound_kib {
             out.push(format!(
-                "broker RSS {} KiB at the end is over its bound {} KiB",
-                self.broker_rss.1.rss_kib, self.broker_rss_bound_kib
+                "broker RSS peaked at {broker_peak} KiB, over its bound {} KiB",
+                self.broker_rss_bound_kib
+            ));
+        }
+        if self.wrapper_rss_max.1.hwm_kib > self.wrapper_rss_bound_kib {
+            out.push(format!(
+                "a wrapper's RSS peaked at {} KiB, over its bound {} KiB",
+                self.wrapper_rss_max.1.hwm_kib, self.wrapper_rss_bound_kib
             ));
         }
         out
@@ -306,6 +315,7 @@ impl Report {
                 "sum_end": rss(self.wrappers_rss_sum.1),
                 "max_start": rss(self.wrapper_rss_max.0),
                 "max_end": rss(self.wrapper_rss_max.1),
+                "bound_kib": self.wrapper_rss_bound_kib,
             },
             "failures": self.failures(),
             "passed": self.failures().is_empty(),
@@ -358,7 +368,8 @@ impl Report {
              | broker | {:.1} | {:.1} | {:.1} |\n\
              | wrappers, sum | {:.1} | {:.1} | {:.1} |\n\
              | largest wrapper | {:.1} | {:.1} | {:.1} |\n\n\
-             Broker: peak RSS sampled {:.1} MiB, growth {:+.1} MiB, bound {:.1} MiB.\n\n\
+             Broker: peak RSS sampled {:.1} MiB, growth {:+.1} MiB, bound {:.1} MiB; \
+             each wrapper's bound {:.1} MiB.\n\n\
              Turns: {} completed, {} checked against the broker, **{} lost**, {} get_turn \
              replies corrupt, {} sessions whose turns stopped reaching the broker; largest turn \
              {} bytes.\n\
@@ -375,6 +386,7 @@ impl Report {
             mib(self.broker_rss_peak_kib),
             (self.broker_rss.1.rss_kib as f64 - self.broker_rss.0.rss_kib as f64) / 1024.0,
             mib(self.broker_rss_bound_kib),
+            mib(self.wrapper_rss_bound_kib),
             self.turns_completed,
             self.turns_checked,
             self.turns_lost,
@@ -1103,8 +1115,13 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     report.wrappers_rss_sum = (wrappers_sum_start, wrappers_sum_end);
     report.wrapper_rss_max = (wrapper_max_start, wrapper_max_end);
     report.broker_rss_peak_kib = peak.lock().map_or(0, |p| *p);
-    let ceiling = (config.sessions as u64) * (config.ring_depth as u64) * report.max_turn_bytes * 2;
-    report.broker_rss_bound_kib = broker_start.rss_kib + ceiling / 1024 + 64 * 1024;
+    // What a ring may hold: `ring_depth` turns of the largest size, raw and rendered. The broker
+    // holds one ring per session, each wrapper its own (to send again after a reconnect); the
+    // slack is for buffers and allocator pages, not for turns.
+    let ring = (config.ring_depth as u64) * report.max_turn_bytes * 2 / 1024;
+    report.broker_rss_bound_kib =
+        broker_start.rss_kib + (config.sessions as u64) * ring + 64 * 1024;
+    report.wrapper_rss_bound_kib = wrapper_max_start.hwm_kib + ring + 16 * 1024;
 
     // The end: every program asked to quit, then whatever is left killed.
     for session in &world.sessions[..config.sessions] {

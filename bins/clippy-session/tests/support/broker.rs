@@ -33,8 +33,10 @@ pub fn sibling_bin(name: &str) -> PathBuf {
         }
         let out = command.output().expect("cargo runs");
         if !out.status.success() {
+            // Someone's unfinished edit elsewhere in the tree: test the binary there is, but
+            // never in CI, where the tree is what is tested.
             assert!(
-                path.is_file(),
+                path.is_file() && std::env::var_os("CI").is_none(),
                 "cannot build {}:\n{}",
                 path.display(),
                 String::from_utf8_lossy(&out.stderr)
