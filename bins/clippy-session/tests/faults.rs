@@ -158,8 +158,39 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
             let _ = done.send((served, outcome));
         });
     }
+    // And two clippy-ctl commands that wait on the broker: a long wait-for and a follower.
+    let waiting: Vec<std::process::Child> = [
+        &["wait-for", "alpha", "NEVER PRINTED", "--timeout", "60000"][..],
+        &["events", "--follow"][..],
+    ]
+    .iter()
+    .map(|args| {
+        ctl_command(&dir, args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    })
+    .collect();
+    wait_until("the wait parked", Duration::from_secs(5), || {
+        waiters(&mut c, "alpha") == 1
+    });
     std::thread::sleep(Duration::from_millis(200));
     first.kill();
+    let killed = Instant::now();
+    for mut child in waiting {
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code();
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "a waiting clippy-ctl hung when the broker died"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(code, Some(3), "a waiting clippy-ctl when the broker died");
+    }
     for _ in 0..2 {
         let (served, outcome) = done_rx
             .recv_timeout(Duration::from_secs(5))
@@ -251,7 +282,12 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
     let dir = TempDir::new();
     let _brokers = BrokerGuard::new(&dir);
     let _broker = Broker::start(&dir, &[]);
-    let mut victim = burst(&dir, "victim");
+    // The victim's program records how its terminal went away.
+    let hup_file = dir.join("victim.hup");
+    let mut victim = Spawn::wrapper(&dir, burst_args("victim"))
+        .env("BURST_HUP_FILE", &hup_file)
+        .start();
+    victim.expect("burst> ");
     let mut other = burst(&dir, "other");
     turn(&mut victim, "victim", 1);
     let victim_id = id_of(&dir, "victim");
@@ -280,12 +316,24 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
         waiters(&mut c, "other") == 1
     });
 
+    // Busy (sleeping, not reading its terminal) when the wrapper dies: the kernel hangs the
+    // terminal up and sends the session leader SIGHUP, as when a terminal window is closed. (A
+    // program blocked reading the terminal sees EIO instead, with any terminal: see burst.py.)
+    victim.send("sleep 20\r");
+    wait_until("victim's child asleep", Duration::from_secs(5), || {
+        std::fs::read_to_string(format!("/proc/{child}/wchan")).is_ok_and(|w| w.contains("sleep"))
+    });
     signal_pid(victim.pid(), Signal::SIGKILL);
     victim.wait_exit();
     wait_until(
         "victim's child to get SIGHUP and exit",
         Duration::from_secs(5),
         || is_gone(child),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&hup_file).ok().as_deref(),
+        Some("SIGHUP"),
+        "the child was hung up"
     );
     wait_until("the broker to drop victim", Duration::from_secs(5), || {
         session_named(&mut c, "victim").is_none()
@@ -588,8 +636,29 @@ fn a_full_spool_disk_is_reported_once_and_never_stalls_the_session() {
         "600 kB took {big:?} to reach the user"
     );
     let output = term.output();
-    let x_run = output.windows(4096).filter(|w| w[0] == b'x').count();
-    assert!(x_run > 0, "the big output reached the user");
+    // Every `x` reached the user: count them between the command and `BIG DONE`, leaving out
+    // the wrapper's one report line (its spool path may hold an `x`).
+    let find = |needle: &[u8], from: usize| {
+        output[from..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|at| from + at)
+    };
+    let begin = find(b"big 600000", 0).expect("the command's echo");
+    let done = find(b"BIG DONE", begin).expect("BIG DONE");
+    let mut region = output[begin..done].to_vec();
+    if let Some(at) = region
+        .windows(b"clippy-session: spool:".len())
+        .position(|w| w == b"clippy-session: spool:")
+    {
+        let end = region[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(region.len(), |n| at + n);
+        region.drain(at..end);
+    }
+    let xs = region.iter().filter(|&&b| b == b'x').count();
+    assert_eq!(xs, 600_000, "every byte of the big output reached the user");
     let reports = output
         .windows(b"clippy-session: spool:".len())
         .filter(|w| *w == b"clippy-session: spool:")

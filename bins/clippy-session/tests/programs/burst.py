@@ -13,10 +13,15 @@ Usage: burst.py NAME        a REPL (cooked terminal) with the prompt `burst> `; 
          quit               exits 0
        burst.py --sink      a paste target: raw mode, reads and discards everything, prints
                             `sink> ` once; exits at end of input
+
+With BURST_HUP_FILE=PATH in the environment, the program writes to PATH how its terminal went away:
+`SIGHUP` (then exits 129), `EIO` (a read failed: what a program blocked reading a hung-up terminal
+sees instead of the signal, whoever closed the terminal) or `EOF` (a Ctrl+D: no hang-up at all).
 """
 
 import os
 import random
+import signal
 import sys
 import time
 import tty
@@ -91,7 +96,23 @@ def sink():
             return
 
 
+def record(how):
+    with open(os.environ["BURST_HUP_FILE"], "w") as f:
+        f.write(how)
+
+
+def on_hangup():
+    def handler(signum, frame):
+        record("SIGHUP")
+        os._exit(129)
+
+    signal.signal(signal.SIGHUP, handler)
+
+
 def main():
+    hup_file = os.environ.get("BURST_HUP_FILE")
+    if hup_file:
+        on_hangup()
     if sys.argv[1:] == ["--sink"]:
         sink()
         return
@@ -99,8 +120,15 @@ def main():
     write_all(f"burst {name} ready\n".encode() + PROMPT)
     stdin = sys.stdin.buffer
     while True:
-        line = stdin.readline()
+        try:
+            line = stdin.readline()
+        except OSError:
+            if hup_file:
+                record("EIO")
+            return
         if not line:
+            if hup_file:
+                record("EOF")
             return
         words = line.decode(errors="replace").split()
         if not words:
