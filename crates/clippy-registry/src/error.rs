@@ -144,6 +144,23 @@ pub enum SinkError {
         path: PathBuf,
     },
 
+    /// The folder the file would land in cannot be written (no permission, a read-only file
+    /// system). `folder` is that folder with symbolic links resolved, so that a path leading
+    /// through a link into a place the user cannot write names the place. Nothing is written.
+    #[error(
+        "cannot write {}: the folder it lands in, {}, is not writable ({source})",
+        .path.display(),
+        .folder.display()
+    )]
+    FolderNotWritable {
+        /// The target path.
+        path: PathBuf,
+        /// The target's folder, symbolic links resolved.
+        folder: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+
     /// An I/O step of the file sink failed. No temporary file is left behind, and the target is
     /// untouched.
     #[error("cannot write {}: {op} failed: {source}", .path.display())]

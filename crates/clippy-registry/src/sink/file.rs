@@ -74,8 +74,9 @@ impl FileSink {
     ///
     /// [`SinkError::RelativePath`], [`SinkError::NoFileName`], [`SinkError::ParentMissing`],
     /// [`SinkError::ParentNotDirectory`], [`SinkError::IsDirectory`], [`SinkError::Symlink`],
-    /// [`SinkError::NotRegularFile`] for a target it refuses; [`SinkError::Io`] naming the step
-    /// that failed otherwise.
+    /// [`SinkError::NotRegularFile`] for a target it refuses; [`SinkError::FolderNotWritable`]
+    /// for a folder it may not write in (named with links resolved); [`SinkError::Io`] naming
+    /// the step that failed otherwise.
     pub fn write(&self, content: &[u8]) -> Result<(), SinkError> {
         let (parent, target) = check_target(&self.path)?;
         write_via_temp(parent, &target, content)
@@ -174,7 +175,20 @@ fn write_via_temp(parent: &Path, target: &Path, content: &[u8]) -> Result<(), Si
             source,
         }
     };
-    let (temp, mut file) = create_temp(parent, target).map_err(io_err("create temporary file"))?;
+    let (temp, mut file) = create_temp(parent, target).map_err(|source| {
+        if matches!(
+            source.kind(),
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+        ) {
+            SinkError::FolderNotWritable {
+                path: target.to_owned(),
+                folder: fs::canonicalize(parent).unwrap_or_else(|_| parent.to_owned()),
+                source,
+            }
+        } else {
+            io_err("create temporary file")(source)
+        }
+    })?;
     let written = (|| {
         // The umask may have narrowed the creation mode; make it exact.
         file.set_permissions(Permissions::from_mode(FILE_MODE))
@@ -308,6 +322,72 @@ mod tests {
             Err(SinkError::Symlink { .. })
         ));
         assert!(!dir.path().join("nowhere").exists());
+    }
+
+    /// A folder the current user cannot write in: a read-only tmpfs when root (who ignores
+    /// permission bits), unmounted on drop; mode 0500 otherwise.
+    struct Locked(Option<PathBuf>);
+
+    impl Locked {
+        /// Makes `path`; `None` when, as root, no read-only tmpfs can be mounted on it.
+        fn new(path: &Path) -> Option<Locked> {
+            fs::create_dir(path).expect("mkdir");
+            let root = fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Uid:"))
+                    .and_then(|ids| ids.split_whitespace().nth(1))
+                    == Some("0")
+            });
+            if !root {
+                fs::set_permissions(path, Permissions::from_mode(0o500)).expect("chmod");
+                return Some(Locked(None));
+            }
+            std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+                .arg(path)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+                .then(|| Locked(Some(path.to_owned())))
+        }
+    }
+
+    impl Drop for Locked {
+        fn drop(&mut self) {
+            if let Some(mount) = &self.0 {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(mount)
+                    .status();
+            }
+        }
+    }
+
+    #[test]
+    fn a_path_through_a_link_into_an_unwritable_folder_is_refused_by_name() {
+        let dir = TempDir::new("linked");
+        let locked = dir.path().join("locked");
+        let Some(_locked) = Locked::new(&locked) else {
+            eprintln!("skipped: as root, a read-only tmpfs is needed and mount refused");
+            return;
+        };
+        let link = dir.path().join("link");
+        symlink(&locked, &link).expect("symlink");
+        let path = link.join("answer.txt");
+        let err = deliver(&path, b"secret").expect_err("an unwritable folder");
+        assert!(matches!(err, SinkError::FolderNotWritable { .. }), "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(&path.display().to_string())
+                && message.contains(&locked.display().to_string()),
+            "the message names the path and where it leads: {message}"
+        );
+        assert_eq!(fs::read_dir(&locked).expect("read").count(), 0);
+        assert_eq!(
+            dir.entries(),
+            ["link", "locked"],
+            "nothing written beside it"
+        );
     }
 
     #[test]
