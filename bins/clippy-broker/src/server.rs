@@ -13,7 +13,7 @@
 //! File deliveries run on a worker thread (the file sink syncs to disk, which may take long on a
 //! slow file system) and come back through a [`Waker`]. Signals arrive through a self-pipe.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, IoSlice, Read, Write};
 use std::os::unix::net::UnixListener as StdUnixListener;
 use std::path::PathBuf;
@@ -46,6 +46,9 @@ pub const READ_BUDGET: usize = 1024 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 /// Frames handed to one `writev`.
 const MAX_IOVECS: usize = 64;
+/// History events queued at a time to a subscriber catching up: more follow as its socket
+/// drains, so a long replay never counts against the lag bound.
+const REPLAY_WINDOW: usize = 128;
 
 /// Limits of the event loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +136,8 @@ pub struct Server {
     config: ServerConfig,
     /// Connections that used their read budget and have more to read.
     pending_reads: Vec<ConnId>,
+    /// Subscribers catching up on the event history (fed as their sockets drain).
+    replaying: HashSet<ConnId>,
     scratch: Vec<u8>,
     /// The state machine's clock: Unix milliseconds at start, advanced by a monotonic clock (so
     /// wait deadlines do not move when the wall clock is set).
@@ -196,6 +201,7 @@ impl Server {
             uid: nix::unistd::geteuid().as_raw(),
             config,
             pending_reads: Vec::new(),
+            replaying: HashSet::new(),
             scratch: vec![0; READ_CHUNK],
             started: (Instant::now(), wall_ms()),
         })
@@ -458,13 +464,18 @@ impl Server {
                 }
                 Action::Close(id) => self.close(id, CloseMode::Drain, &mut queue),
                 Action::Log(level, line) => self.log.log(level, &line),
+                Action::Replay(id) => {
+                    self.replaying.insert(id);
+                    self.feed_replay(id, &mut queue);
+                }
                 Action::Publish(id, message) => {
                     let behind = self
                         .conns
                         .get(&id)
                         .is_some_and(|c| c.out.len() >= self.config.subscriber_max_frames);
                     if behind {
-                        queue.extend(self.state.subscriber_lagged(id));
+                        let now = self.now_ms();
+                        queue.extend(self.state.subscriber_lagged(id, now));
                     } else {
                         self.send(id, &message, &mut queue);
                     }
@@ -484,7 +495,11 @@ impl Server {
                         } else {
                             Err(SinkError::SessionDisconnected { session })
                         };
-                        queue.extend(self.state.delivery_finished(reply_to, reply_id, result));
+                        let now = self.now_ms();
+                        queue.extend(
+                            self.state
+                                .delivery_finished(reply_to, reply_id, result, now),
+                        );
                     }
                     Delivery::File {
                         path,
@@ -507,20 +522,24 @@ impl Server {
                                 sink: "file".into(),
                                 source: "the file sink thread is gone".into(),
                             };
+                            let now = self.now_ms();
                             queue.extend(self.state.delivery_finished(
                                 reply_to,
                                 reply_id,
                                 Err(error),
+                                now,
                             ));
                         }
                     }
                     Delivery::Clipboard { record, format } => {
                         let content = format.select(&record).to_vec();
                         if let Err(error) = self.clipboard.deliver(content, reply_to, reply_id) {
+                            let now = self.now_ms();
                             queue.extend(self.state.delivery_finished(
                                 reply_to,
                                 reply_id,
                                 Err(error),
+                                now,
                             ));
                         }
                     }
@@ -578,10 +597,44 @@ impl Server {
         self.conns.contains_key(&id)
     }
 
+    /// Writes what the socket of `id` takes now (it said it is writable), then feeds it more
+    /// of the event history if it is catching up.
     fn flush(&mut self, id: ConnId) {
         let mut queue = VecDeque::new();
         self.flush_with(id, &mut queue);
+        if self.replaying.contains(&id) {
+            self.feed_replay(id, &mut queue);
+        }
         self.apply(queue.into());
+    }
+
+    /// Tops the queue of the subscriber `id`, catching up on the history, up to
+    /// [`REPLAY_WINDOW`] frames; the rest comes when its socket drains ([`Server::flush`]).
+    /// Loops while the socket takes everything at once, since no writable event would come.
+    fn feed_replay(&mut self, id: ConnId, queue: &mut VecDeque<Action>) {
+        loop {
+            let room = match self.conns.get(&id) {
+                Some(conn) if conn.draining.is_none() && self.state.is_replaying(id) => {
+                    REPLAY_WINDOW.saturating_sub(conn.out.len())
+                }
+                _ => {
+                    self.replaying.remove(&id);
+                    return;
+                }
+            };
+            if room == 0 {
+                return;
+            }
+            let now = self.now_ms();
+            for action in self.state.replay(id, room, now) {
+                match action {
+                    Action::Send(to, message) if to == id => {
+                        self.send(id, &message, queue);
+                    }
+                    other => queue.push_back(other),
+                }
+            }
+        }
     }
 
     /// Writes queued frames until the socket stops taking them; adjusts the interest; finishes
@@ -669,7 +722,8 @@ impl Server {
     /// Closes `id`: tells the state machine (its actions go to `queue`), then drops the
     /// connection now or once what is queued to it is written.
     fn close(&mut self, id: ConnId, mode: CloseMode, queue: &mut VecDeque<Action>) {
-        queue.extend(self.state.connection_closed(id));
+        let now = self.now_ms();
+        queue.extend(self.state.connection_closed_at(id, now));
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
         };
@@ -685,6 +739,7 @@ impl Server {
     }
 
     fn drop_conn(&mut self, id: ConnId) {
+        self.replaying.remove(&id);
         if let Some(mut conn) = self.conns.remove(&id) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
         }
@@ -709,9 +764,10 @@ impl Server {
 
     fn collect_file_results(&mut self) {
         while let Ok(done) = self.done.try_recv() {
-            let actions = self
-                .state
-                .delivery_finished(done.reply_to, done.reply_id, done.result);
+            let now = self.now_ms();
+            let actions =
+                self.state
+                    .delivery_finished(done.reply_to, done.reply_id, done.result, now);
             self.apply(actions);
         }
     }
@@ -740,7 +796,8 @@ impl Server {
             let mut queue = VecDeque::new();
             self.flush_with(id, &mut queue);
             self.drop_conn(id);
-            for action in self.state.connection_closed(id) {
+            let now = self.now_ms();
+            for action in self.state.connection_closed_at(id, now) {
                 if let Action::Log(level, line) = action {
                     self.log.log(level, &line);
                 }

@@ -60,10 +60,10 @@ pub enum Action {
     /// Queue this message to this connection (if it is still there).
     Send(ConnId, Message),
     /// Close this connection after what is queued to it, and report it with
-    /// [`State::connection_closed`].
+    /// [`State::connection_closed_at`].
     Close(ConnId),
     /// Carry out a delivery, then report its outcome with
-    /// [`State::delivery_finished`]`(reply_to, reply_id, result)`.
+    /// [`State::delivery_finished`]`(reply_to, reply_id, result, now_ms)`.
     Deliver {
         /// What to deliver where.
         delivery: Delivery,
@@ -75,11 +75,17 @@ pub enum Action {
     /// Queue this event to a subscriber, unless it is too far behind: then report it with
     /// [`State::subscriber_lagged`] instead.
     Publish(ConnId, Message),
+    /// This subscriber has history to catch up on: feed it with [`State::replay`] as its queue
+    /// drains, until [`State::is_replaying`] says it is done.
+    Replay(ConnId),
     /// Write a log line.
     Log(Level, String),
 }
 
 /// A delivery of the relay buffer to a sink.
+// One lives per request, for as long as it takes to hand it to the I/O layer: the size of a
+// `Message` (an `event` is its largest) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delivery {
     /// Queue `message` (an `inject`) to the target wrapper's connection `conn`. Fails with
@@ -255,9 +261,19 @@ impl State {
         )]
     }
 
+    /// A connection is gone at `now_ms` (Unix milliseconds, stamping the `session.exited`
+    /// events it causes): see [`State::connection_closed`].
+    pub fn connection_closed_at(&mut self, conn: ConnId, now_ms: u64) -> Vec<Action> {
+        self.clock = self.clock.max(now_ms);
+        self.connection_closed(conn)
+    }
+
     /// A connection is gone (the peer closed it, it failed, or the broker closed it). Its
     /// sessions are deregistered implicitly: removed from the table and the registry, their
     /// turns with them. The relay buffer keeps its copy. Idempotent.
+    ///
+    /// Its events are stamped with the latest time passed in, which may be long ago on an idle
+    /// broker: the event loop calls [`State::connection_closed_at`] with the time it is now.
     pub fn connection_closed(&mut self, conn: ConnId) -> Vec<Action> {
         let Some(entry) = self.conns.remove(&conn) else {
             return Vec::new();
@@ -350,13 +366,17 @@ impl State {
         }
     }
 
-    /// A delivery asked for with [`Action::Deliver`] finished; produces the reply to the request.
+    /// A delivery asked for with [`Action::Deliver`] finished at `now_ms` (Unix milliseconds,
+    /// stamping its `relay.delivered` event: a file write may end long after the request);
+    /// produces the reply to the request.
     pub fn delivery_finished(
         &mut self,
         reply_to: ConnId,
         reply_id: u32,
         result: Result<(), SinkError>,
+        now_ms: u64,
     ) -> Vec<Action> {
+        self.clock = self.clock.max(now_ms);
         let relay = self.relay_deliveries.remove(&(reply_to, reply_id));
         if !self.conns.contains_key(&reply_to) {
             return Vec::new();
@@ -404,9 +424,9 @@ impl State {
         };
         let id = msg.id();
         // Pastes and deliveries of the relay buffer are events once they are done.
-        let relay = match &msg {
-            Message::Paste { session, .. } => Some(("inject".to_owned(), Some(session.clone()))),
-            Message::Deliver { sink, session, .. } => Some((sink.clone(), session.clone())),
+        let relay_sink = match &msg {
+            Message::Paste { .. } => Some(INJECT_SINK.to_owned()),
+            Message::Deliver { sink, .. } => Some(sink.clone()),
             _ => None,
         };
         let mut out = Vec::new();
@@ -414,8 +434,14 @@ impl State {
         out.push(match result {
             Ok(Outcome::Reply(reply)) => Action::Send(conn, reply),
             Ok(Outcome::Deliver(delivery)) => {
-                if let Some(relay) = relay {
-                    self.relay_deliveries.insert((conn, id), relay);
+                if let Some(sink) = relay_sink {
+                    // The target as resolved (an id), not as the request named it; the file
+                    // and clipboard sinks have no target session.
+                    let to = match &delivery {
+                        Delivery::Inject { session, .. } => Some(session.clone()),
+                        Delivery::File { .. } | Delivery::Clipboard { .. } => None,
+                    };
+                    self.relay_deliveries.insert((conn, id), (sink, to));
                 }
                 Action::Deliver {
                     delivery,
@@ -617,10 +643,10 @@ impl State {
             }
             Message::ListEvents { id, since, types } => Ok(Outcome::Reply(Message::Events {
                 id,
-                events: self.events.since(since, &types).cloned().collect(),
+                events: self.list_events(since, &types),
             })),
             Message::Subscribe { id, since, types } => {
-                self.events.subscribe(conn, id, since, types, out);
+                self.subscribe(conn, id, since, types, out);
                 Ok(Outcome::Parked)
             }
             reply @ (Message::HelloAck { .. }
@@ -2184,7 +2210,7 @@ mod tests {
         let mut st = state();
         let client = connect(&mut st, 1, Role::Client);
         assert_eq!(
-            st.delivery_finished(client, 7, Ok(())),
+            st.delivery_finished(client, 7, Ok(()), NOW),
             vec![Action::Send(client, Message::Done { id: 7 })]
         );
         let cases: Vec<(SinkError, ErrorReason)> = vec![
@@ -2209,7 +2235,7 @@ mod tests {
         ];
         for (error, expected) in cases {
             let text = error.to_string();
-            let actions = st.delivery_finished(client, 8, Err(error));
+            let actions = st.delivery_finished(client, 8, Err(error), NOW);
             match sent_to(&actions, client).as_slice() {
                 [
                     Message::Error {
@@ -2228,7 +2254,7 @@ mod tests {
             }
         }
         st.connection_closed(client);
-        assert!(st.delivery_finished(client, 9, Ok(())).is_empty());
+        assert!(st.delivery_finished(client, 9, Ok(()), NOW).is_empty());
     }
 
     #[test]
@@ -2394,5 +2420,56 @@ mod tests {
         );
         assert_eq!(reason, ErrorReason::SessionNotFound);
         assert!(message.contains("ended"), "{message}");
+    }
+
+    fn last_event(st: &State, kind: &str) -> EventRecord {
+        st.events
+            .since(None, &[])
+            .filter(|e| e.kind == kind)
+            .last()
+            .cloned()
+            .unwrap_or_else(|| panic!("no {kind} event"))
+    }
+
+    #[test]
+    fn events_from_outside_a_request_are_stamped_with_the_time_they_happen() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let target = wrapper(&mut st, 2, "bbb", Some("reviewer"));
+        report(&mut st, w, "aaa", 1, "x");
+        let client = connect(&mut st, 3, Role::Client);
+        capture(&mut st, client, "aaa");
+        let actions = paste(&mut st, client, "reviewer", WireFormat::Text);
+        delivery(&actions);
+        // The injection is done a minute later (the loop was idle in between).
+        st.delivery_finished(client, 7, Ok(()), NOW + 60_000);
+        let delivered = last_event(&st, "relay.delivered");
+        assert_eq!(delivered.ts, clippy_proto::iso8601_utc(NOW + 60_000));
+        assert_eq!(delivered.to.as_deref(), Some("bbb"), "the id, not the name");
+        assert_eq!(delivered.reason.as_deref(), Some(INJECT_SINK));
+        // The target's wrapper goes away an hour later.
+        st.connection_closed_at(target, NOW + 3_600_000);
+        let exited = last_event(&st, "session.exited");
+        assert_eq!(exited.session.as_deref(), Some("bbb"));
+        assert_eq!(exited.ts, clippy_proto::iso8601_utc(NOW + 3_600_000));
+        // A subscriber found lagging later still.
+        let sub = connect(&mut st, 4, Role::Client);
+        st.handle(
+            sub,
+            Message::Subscribe {
+                id: 8,
+                since: None,
+                types: Vec::new(),
+            },
+            NOW,
+        );
+        st.subscriber_lagged(sub, NOW + 7_200_000);
+        let lagged = last_event(&st, "subscriber.lagged");
+        assert_eq!(lagged.ts, clippy_proto::iso8601_utc(NOW + 7_200_000));
+        // The clock never goes back: a late report of an earlier time keeps the latest.
+        st.connection_closed_at(w, NOW);
+        let exited = last_event(&st, "session.exited");
+        assert_eq!(exited.session.as_deref(), Some("aaa"));
+        assert_eq!(exited.ts, clippy_proto::iso8601_utc(NOW + 7_200_000));
     }
 }

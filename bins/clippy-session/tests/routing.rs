@@ -1111,6 +1111,99 @@ fn a_subscriber_that_never_reads_is_dropped_and_never_slows_routing() {
     );
 }
 
+/// Captures alpha's latest turn until the broker's newest event id is at least `until`; returns
+/// that id (each capture is one `relay.captured` event).
+fn flood_events(fx: &Fixture, until: u64) -> u64 {
+    let mut client = fx.client();
+    loop {
+        let newest = match client
+            .request(|id| Message::ListEvents {
+                id,
+                since: Some(until.saturating_sub(1)),
+                types: Vec::new(),
+            })
+            .unwrap()
+        {
+            Message::Events { events, .. } => events.last().map_or(0, |e| e.id),
+            other => panic!("{other:?}"),
+        };
+        if newest >= until {
+            return newest;
+        }
+        for _ in 0..250 {
+            match client
+                .request(|id| Message::Capture {
+                    id,
+                    session: "alpha".into(),
+                })
+                .unwrap()
+            {
+                Message::Captured { .. } => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_late_follower_catches_up_on_thousands_of_events_and_is_told_what_the_history_lost() {
+    let fx = Fixture::new();
+    let mut alpha = fx.agent("alpha", &[]);
+    alpha.say("one");
+    alpha.wait_turns(1);
+
+    // 3000 events, all kept (the history holds 4096): --since 0 gets every one, in order,
+    // however fast they come — the replay is fed as the follower reads, not dumped at once.
+    let newest = flood_events(&fx, 3000);
+    let follower = Follower::start(&fx, &["--since", "0"]);
+    let seen = follower.wait_for("the follower to reach the newest event", |e| {
+        e["id"].as_u64() >= Some(newest)
+    });
+    let ids: Vec<u64> = seen.iter().map(|e| e["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids[..], (1..=ids.len() as u64).collect::<Vec<_>>()[..]);
+    assert!(of_type(&seen, "subscriber.lagged").is_empty());
+    // And it goes on live.
+    alpha.say("two");
+    let seen = follower.wait_for("the follower to see the live turn", |e| {
+        e["type"] == "turn.completed" && e["turn_id"] == alpha.turn_id(2).as_str()
+    });
+    assert!(of_type(&seen, "subscriber.lagged").is_empty());
+    assert!(of_type(&seen, "events.missed").is_empty());
+    drop(follower.stop());
+
+    // Past the history's bound, --since 0 starts with what was lost.
+    let newest = flood_events(&fx, 5000);
+    let late = Follower::start(&fx, &["--since", "0"]);
+    let seen = late.wait_for("the late follower to reach the newest event", |e| {
+        e["id"].as_u64() >= Some(newest)
+    });
+    let notice = &seen[0];
+    assert_eq!(notice["type"], "events.missed", "{notice}");
+    assert_eq!(notice["id"], 0, "{notice}");
+    let first = seen[1]["id"].as_u64().unwrap();
+    assert_eq!(notice["missed"].as_u64(), Some(first - 1), "{notice}");
+    assert!(
+        str_of(notice, "message").contains("no longer kept"),
+        "{notice}"
+    );
+    let ids: Vec<u64> = seen[1..]
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        (first..first + ids.len() as u64).collect::<Vec<_>>(),
+        "no gap after the notice"
+    );
+    assert!(ids.len() >= 4096, "the whole history: {}", ids.len());
+    let listed = fx.events(&["--since", "0", "--type", "turn"]);
+    assert_eq!(
+        listed[0]["type"], "events.missed",
+        "list_events says so too"
+    );
+    drop(late.stop());
+}
+
 // ---------------------------------------------------------------------------------------------
 // h. Bad input
 // ---------------------------------------------------------------------------------------------

@@ -400,6 +400,10 @@ pub struct EventRecord {
     /// A sentence for humans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// For `events.missed` (id 0, not itself an event of the stream): how many events after
+    /// the `since` asked for are no longer kept in the broker's history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed: Option<u64>,
 }
 
 /// A message on the wire.

@@ -383,14 +383,16 @@ impl State {
         if let Some(text) = text {
             handoff.text = text;
         }
-        let to = self
+        let (from, to) = self
             .routing
             .routes
             .get(&handoff.route)
-            .map(|r| r.to.clone());
+            .map(|r| (r.from.clone(), r.to.clone()))
+            .unzip();
         self.emit(
             EventRecord {
                 kind: "approval.resolved".into(),
+                session: from,
                 to: to.clone(),
                 route: Some(route_name(handoff.route)),
                 approval: Some(format!("a{key}")),
@@ -453,7 +455,9 @@ impl State {
                     ("input", &input),
                 ],
             );
-            let hash = content_hash(&text);
+            // The turn's own view, not the templated text: a template with `{turn_id}` (the
+            // report default has it) differs on every turn and would hide any repetition.
+            let hash = content_hash(&turn);
             let stall = if route.hops >= route.max_hops {
                 Some("hop_limit")
             } else if route.recent.len() + 1 >= STALL_REPEATS
@@ -556,6 +560,12 @@ impl State {
     /// Puts `handoff` in `to`'s inbox and delivers what can be delivered now; a handoff that has
     /// to wait is a `route.queued` event.
     fn enqueue(&mut self, to: &str, handoff: Handoff, out: &mut Vec<Action>) {
+        // Route events are about the route's source (CONTRACTS/ROUTING.md, Events).
+        let from = self
+            .routing
+            .routes
+            .get(&handoff.route)
+            .map(|r| r.from.clone());
         let Some(entry) = self.sessions.get_mut(to) else {
             return;
         };
@@ -563,6 +573,7 @@ impl State {
         if inbox.queue.len() >= INBOX_LIMIT {
             let record = EventRecord {
                 kind: "route.dropped".into(),
+                session: from,
                 to: Some(to.to_owned()),
                 route: Some(route_name(handoff.route)),
                 handoff: Some(format!("h{}", handoff.id)),
@@ -583,6 +594,7 @@ impl State {
         };
         let record = EventRecord {
             kind: "route.queued".into(),
+            session: from,
             to: Some(to.to_owned()),
             route: Some(route_name(handoff.route)),
             handoff: Some(format!("h{}", handoff.id)),
@@ -1234,10 +1246,22 @@ mod tests {
             },
             NOW,
         );
-        let replayed = events(&actions);
+        assert!(actions.contains(&Action::Replay(late)), "{actions:?}");
+        assert!(
+            events(&actions).is_empty(),
+            "the history is pulled, not published"
+        );
+        let replayed: Vec<EventRecord> = sent_to(&pair.st.replay(late, 100, NOW), late)
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::Event { event, .. } => Some(event),
+                _ => None,
+            })
+            .collect();
         assert_eq!(replayed.len(), 1, "only turn.* events: {replayed:?}");
         assert_eq!(replayed[0].kind, "turn.completed");
-        let actions = pair.st.subscriber_lagged(late);
+        assert!(!pair.st.is_replaying(late), "caught up: live from now on");
+        let actions = pair.st.subscriber_lagged(late, NOW);
         assert!(matches!(
             sent_to(&actions, late).as_slice(),
             [Message::Event { event, .. }] if event.kind == "subscriber.lagged"
@@ -1258,5 +1282,107 @@ mod tests {
         // Once dropped, it gets nothing more.
         let actions = pair.a_answers("y");
         assert!(sent_to(&actions, late).is_empty());
+    }
+
+    #[test]
+    fn a_report_route_stalls_on_the_same_reply_although_its_template_names_each_turn() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        let added = pair.route(RouteSpec {
+            kind: RouteKind::Report,
+            ..pair.spec()
+        });
+        assert!(added.template.contains("{turn_id}"), "{added:?}");
+        let mut typed = Vec::new();
+        for _ in 0..2 {
+            pair.b_busy();
+            pair.b_idle();
+            let actions = pair.a_answers("LGTM");
+            typed.extend(pair.typed_into_b(&actions));
+        }
+        assert_eq!(
+            typed,
+            [
+                b"[report from a (a:1)]\ntext of LGTM\r".to_vec(),
+                b"[report from a (a:2)]\ntext of LGTM\r".to_vec()
+            ],
+            "each handoff names its turn, so the texts differ"
+        );
+        pair.b_busy();
+        pair.b_idle();
+        let actions = pair.a_answers("LGTM");
+        assert!(pair.typed_into_b(&actions).is_empty(), "the third is kept");
+        let stalled = events(&actions).pop().expect("an event");
+        assert_eq!(stalled.kind, "route.stalled");
+        assert_eq!(stalled.reason.as_deref(), Some("repeated"));
+        assert_eq!(stalled.session.as_deref(), Some("a"));
+        assert_eq!(stalled.turn_ids, ["a:1", "a:2", "a:3"]);
+        assert_eq!(stalled.hashes.len(), 3);
+        assert!(stalled.hashes.iter().all(|h| *h == stalled.hashes[0]));
+        // The hash is the turn's own view's: a different reply is not a repeat.
+        assert_eq!(
+            stalled.hashes[0],
+            format!("{:016x}", content_hash("text of LGTM"))
+        );
+    }
+
+    #[test]
+    fn route_events_name_the_source_session_as_session() {
+        let mut pair = Pair::new();
+        subscribe(&mut pair);
+        pair.route(RouteSpec {
+            max_hops: Some(u32::MAX),
+            ..pair.spec()
+        });
+        pair.b_busy();
+        let actions = pair.a_answers("first");
+        let queued = events(&actions).pop().expect("an event");
+        assert_eq!(queued.kind, "route.queued");
+        assert_eq!(queued.session.as_deref(), Some("a"));
+        assert_eq!(queued.to.as_deref(), Some("b"));
+        // Fill b's inbox: the one after the limit is dropped.
+        for n in 1..INBOX_LIMIT {
+            pair.a_answers(&format!("more {n}"));
+        }
+        let actions = pair.a_answers("one too many");
+        let dropped = events(&actions).pop().expect("an event");
+        assert_eq!(dropped.kind, "route.dropped");
+        assert_eq!(dropped.session.as_deref(), Some("a"));
+        assert_eq!(dropped.to.as_deref(), Some("b"));
+
+        let mut gated = Pair::new();
+        subscribe(&mut gated);
+        gated.route(RouteSpec {
+            gated: true,
+            ..gated.spec()
+        });
+        gated.a_answers("draft");
+        for (n, message) in [
+            Message::Approve {
+                id: 10,
+                approval: "a1".into(),
+                text: None,
+            },
+            Message::Deny {
+                id: 11,
+                approval: "a2".into(),
+            },
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if n == 1 {
+                gated.b_busy();
+                gated.b_idle();
+                gated.a_answers("second");
+            }
+            let actions = gated.st.handle(gated.client, message, NOW);
+            let resolved = events(&actions)
+                .into_iter()
+                .find(|e| e.kind == "approval.resolved")
+                .expect("approval.resolved");
+            assert_eq!(resolved.session.as_deref(), Some("a"), "{resolved:?}");
+            assert_eq!(resolved.to.as_deref(), Some("b"), "{resolved:?}");
+        }
     }
 }
