@@ -90,8 +90,25 @@ pub(super) struct Live {
     pub(super) progress: Progress,
     /// An `exec` is in flight.
     pub(super) exec_running: bool,
+    /// An `exec` whose client stopped waiting (it went away, or its deadline passed) before the
+    /// wrapper reported the command submitted (submission number `inputs_at + 1`): the session
+    /// stays reserved until that report, after which its busy mode refuses what comes next.
+    pub(super) exec_unreported: Option<u64>,
     /// Handoffs waiting for this session.
     pub(super) inbox: super::routing::Inbox,
+}
+
+impl Live {
+    /// Nobody waits for the `exec` typed after submission number `inputs_at` any more. Once the
+    /// wrapper has reported it submitted, the session's own mode (busy until its prompt) guards
+    /// it; before that, the session stays reserved until the report comes.
+    fn stop_waiting_for_exec(&mut self, inputs_at: u64) {
+        if self.progress.inputs > inputs_at {
+            self.exec_running = false;
+        } else {
+            self.exec_unreported = Some(inputs_at);
+        }
+    }
 }
 
 /// A parked wait.
@@ -204,6 +221,14 @@ impl State {
             spool_size,
             ..progress
         };
+        if entry
+            .live
+            .exec_unreported
+            .is_some_and(|inputs_at| entry.live.progress.inputs > inputs_at)
+        {
+            entry.live.exec_unreported = None;
+            entry.live.exec_running = false;
+        }
         if typed {
             self.human_input(session);
         }
@@ -522,10 +547,10 @@ impl State {
         for key in cancelled {
             if let Some(waiter) = self.waiters.remove(&key) {
                 self.scan_queue.retain(|&k| k != key);
-                if matches!(waiter.kind, WaitKind::Exec { .. })
+                if let WaitKind::Exec { inputs_at, .. } = waiter.kind
                     && let Some(entry) = self.sessions.get_mut(&waiter.session)
                 {
-                    entry.live.exec_running = false;
+                    entry.live.stop_waiting_for_exec(inputs_at);
                 }
             }
         }
@@ -809,8 +834,8 @@ impl State {
                 format!("session {session} showed no prompt in time"),
                 size,
             ),
-            WaitKind::Exec { .. } => {
-                entry.live.exec_running = false;
+            WaitKind::Exec { inputs_at, .. } => {
+                entry.live.stop_waiting_for_exec(inputs_at);
                 Message::timeout(
                     waiter.id,
                     format!(
@@ -1588,7 +1613,28 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // The wrapper has not reported the command yet: the session stays reserved, so that a
+        // second exec cannot be typed onto the first.
+        let second = Message::Exec {
+            id: 27,
+            session: "s1".into(),
+            command: "echo next".into(),
+            timeout_ms: Some(50),
+        };
+        assert_eq!(
+            refused(&mut fx.st, fx.client, second.clone()).0,
+            ErrorReason::Busy
+        );
+        // Reported: the session is busy by its own mode until its prompt, then free.
+        fx.submitted("sleep 100");
         assert!(!fx.st.sessions["s1"].live.exec_running);
+        assert_eq!(
+            refused(&mut fx.st, fx.client, second.clone()).0,
+            ErrorReason::Busy
+        );
+        fx.prompt(b"$ ", Some(0));
+        let actions = fx.ask(second);
+        assert_eq!(fx.to_wrapper(&actions), [inject(b"echo next\r")]);
     }
 
     // ── send and end_session ────────────────────────────────────────────────────────────
