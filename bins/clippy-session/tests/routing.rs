@@ -704,6 +704,49 @@ fn a_ping_pong_stops_at_the_hop_limit_and_goes_on_after_a_human_and_a_resume() {
 }
 
 #[test]
+fn the_terminals_own_reports_do_not_reset_the_hop_count_and_a_key_does() {
+    let fx = Fixture::new();
+    let _alpha = fx.agent("alpha", &[]);
+    let mut beta = fx.agent("beta", &[]);
+    fx.ok_json(&["route", "add", "alpha", "beta"]);
+    let hops = |fx: &Fixture| route_in_list(fx, "r1")["hops"].as_u64().unwrap();
+
+    // A turn of alpha that nobody typed (the broker injects the line): one hop.
+    fx.ok_json(&["send", "alpha", "one", "--enter"]);
+    beta.wait_received(1);
+    beta.wait_turns(1);
+    fx.wait_state("beta", "idle after the handoff", |s| {
+        s.mode == Mode::Idle && s.inbox == 0
+    });
+    assert_eq!(hops(&fx), 1);
+
+    // beta's terminal reports things by itself: a cursor position, focus, device attributes,
+    // a mouse click, a mode report. beta echoes them (`^[` for ESC); once the echo is in the
+    // spool the broker knows of — reported with, or after, the input that caused it — any
+    // keystroke counted for them would have reset the count.
+    let typed_and_seen = |beta: &mut Agent, bytes: &[u8], echo: &str| {
+        let from = fx.ok_json(&["status", "beta"])["session_status"]["resume_cursor"]
+            .as_u64()
+            .unwrap()
+            .to_string();
+        beta.term.send(bytes);
+        let (code, stdout, stderr) =
+            fx.ctl(&["wait-for", "beta", echo, "--literal", "--from", &from]);
+        assert_eq!(code, 0, "wait-for {echo:?}: {stdout}\n{stderr}");
+    };
+    typed_and_seen(
+        &mut beta,
+        b"\x1b[12;1R\x1b[I\x1b[?64;1;2c\x1b[<0;10;5M\x1b[?2004;1$y\x1b[O",
+        "^[[12;1R^[[I^[[?64;1;2c^[[<0;10;5M^[[?2004;1$y^[[O",
+    );
+    assert_eq!(hops(&fx), 1, "the terminal's reports are not a person");
+
+    // A key is.
+    typed_and_seen(&mut beta, b"k", "k");
+    assert_eq!(hops(&fx), 0, "a key typed into beta starts the count again");
+}
+
+#[test]
 fn agents_repeating_themselves_stall_the_route_on_the_third_identical_handoff() {
     let fx = Fixture::new();
     let mut alpha = fx.agent("alpha", &["same"]);
