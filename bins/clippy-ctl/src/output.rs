@@ -563,6 +563,15 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
     )?;
     writeln!(out, "cwd:            {}", show(s.cwd.as_deref().map(clean)))?;
     writeln!(out, "waits:          {}", s.waiters)?;
+    // The handoffs themselves are one command away; the count tells whether to look.
+    match s.inbox {
+        0 => writeln!(out, "inbox:          0")?,
+        n => writeln!(
+            out,
+            "inbox:          {n} waiting (clippy-ctl inbox {} lists them)",
+            clean(&s.session)
+        )?,
+    }
     writeln!(
         out,
         "spool:          {}",
@@ -885,6 +894,40 @@ mod tests {
              s:10  2023-11-14T22:13:20.123Z  12     truncated  -     ls\\n\n\
              s:9   2023-11-14T22:13:20.123Z  12     -          -     -\n"
         );
+    }
+
+    #[test]
+    fn session_status_shows_the_inbox() {
+        let mut state = SessionState {
+            session: "re2fvk8".into(),
+            name: Some("sh".into()),
+            pid: 2202,
+            connected: true,
+            mode: Mode::Busy,
+            exec_running: false,
+            resume_cursor: 343,
+            prompt_cursor: Some(249),
+            current_input: None,
+            last_turn_id: None,
+            exit_code: None,
+            cwd: None,
+            bracketed_paste: false,
+            waiters: 0,
+            inbox: 2,
+            spool: None,
+        };
+        let text = |state: &SessionState| {
+            let (_, out) = human(&Report::SessionStatus(state.clone()));
+            String::from_utf8(out).unwrap()
+        };
+        let out = text(&state);
+        assert!(
+            out.contains("\ninbox:          2 waiting (clippy-ctl inbox re2fvk8 lists them)\n"),
+            "{out}"
+        );
+        state.inbox = 0;
+        assert!(text(&state).contains("\ninbox:          0\n"));
+        assert_eq!(json_of(&Report::SessionStatus(state))["session_status"]["inbox"], 0);
     }
 
     #[test]
