@@ -357,7 +357,7 @@ fn check_deliver(
             usage("--path is only for the file sink")
         }
         SinkArg::File | SinkArg::Clipboard if session.is_some() => {
-            usage("--session is only for the inject sink")
+            usage("--session and --focused are only for the inject sink")
         }
         _ => Ok(()),
     }

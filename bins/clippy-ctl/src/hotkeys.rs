@@ -5,6 +5,7 @@
 //! read. Feedback is a desktop notification; when there is none, the bell and stderr, so an
 //! error is never silent.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -12,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clippy_desktop::{
-    Binding, Environment, HotkeyAction, HotkeyProvider, SessionResolver, Tmux, X11Hotkeys,
-    X11Resolver, tmux_bindings,
+    Binding, Environment, HotkeyAction, HotkeyEvent, HotkeyProvider, Regrab, SessionResolver, Tmux,
+    X11Hotkeys, X11Resolver, tmux_bindings,
 };
 use clippy_proto::{Format, Message};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -27,6 +28,11 @@ use crate::focus::{desktop, environment, session_refs};
 
 /// How often the loop looks at the broker connection and the signal flags.
 const TICK: Duration = Duration::from_millis(200);
+
+/// What the hotkeys paste and copy: the text a person saw (SPEC §4: the text view is for
+/// relaying into another agent), whatever `ctl.format` says. Raw bytes carry the reply's
+/// escapes and its final CR LF, which the receiving program would read as keys and as Enter.
+const RELAY_FORMAT: Format = Format::Text;
 
 /// The bindings in effect: the command line over `[hotkeys]`; `""` unbinds. Each is parsed;
 /// a bad one is a usage error naming where it came from.
@@ -138,6 +144,8 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
         grabbed.join(", ")
     ));
 
+    // The actions whose binding a keyboard mapping change took away.
+    let mut lost = BTreeSet::new();
     loop {
         if stop.load(Ordering::Relaxed) {
             keys.unregister().map_err(desktop)?;
@@ -150,10 +158,29 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
             };
             return Err(stopped(&mut keys, error));
         }
-        let Some(action) = keys.next_action(Some(TICK)).map_err(desktop)? else {
-            continue;
+        let action = match keys.next_event(Some(TICK)) {
+            Ok(None) => continue,
+            Ok(Some(HotkeyEvent::Pressed(action))) => action,
+            Ok(Some(HotkeyEvent::Regrabbed(results))) => {
+                let (notes, any_grabbed) = after_regrab(&mut lost, &results);
+                for note in notes {
+                    tell(&mut keys, note.summary, &note.body, note.error);
+                }
+                if !any_grabbed {
+                    let error = CtlError::Desktop {
+                        reason: "grab_failed",
+                        message: "no hotkey is grabbed any more: the keyboard mapping changed \
+                                  and none of the bindings could be grabbed again (see above)"
+                            .into(),
+                    };
+                    return Err(stopped(&mut keys, error));
+                }
+                continue;
+            }
+            // The X server went away (or broke the connection): nothing more can be grabbed.
+            Err(error) => return Err(stopped(&mut keys, desktop(error))),
         };
-        match perform(action, config.format(), &mut broker, &mut resolver) {
+        match perform(action, RELAY_FORMAT, &mut broker, &mut resolver) {
             Ok(message) => tell(&mut keys, "clippy", &message, false),
             Err(error) if error.is_unreachable() => return Err(stopped(&mut keys, error)),
             Err(error) => tell(
@@ -164,6 +191,46 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
             ),
         }
     }
+}
+
+/// A message for the user: a notification's summary and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Note {
+    summary: &'static str,
+    body: String,
+    error: bool,
+}
+
+/// Reads the results of grabbing again after a keyboard mapping change: what to tell the user,
+/// and whether any binding is still grabbed. `lost` holds the actions whose binding is not
+/// grabbed now; a binding is reported when it stops working and when it works again, not on
+/// every mapping change in between.
+fn after_regrab(lost: &mut BTreeSet<HotkeyAction>, results: &[Regrab]) -> (Vec<Note>, bool) {
+    let mut notes = Vec::new();
+    for Regrab {
+        action,
+        binding,
+        result,
+    } in results
+    {
+        match result {
+            Err(error) if lost.insert(*action) => notes.push(Note {
+                summary: "clippy: hotkey lost",
+                body: format!(
+                    "{action} ({binding}) no longer works after the keyboard mapping changed: \
+                     {error}"
+                ),
+                error: true,
+            }),
+            Ok(()) if lost.remove(action) => notes.push(Note {
+                summary: "clippy",
+                body: format!("{action} ({binding}) works again"),
+                error: false,
+            }),
+            _ => {}
+        }
+    }
+    (notes, results.iter().any(|r| r.result.is_ok()))
 }
 
 /// Carries out one hotkey; the sentence to show.
@@ -265,8 +332,6 @@ fn log(line: &str) {
     let _ = writeln!(std::io::stderr(), "clippy-ctl hotkeys: {line}");
 }
 
-/// Tells the user: a notification; errors also ring the bell when no notification could be
-/// shown. Every line also goes to stderr (the hotkey client's log).
 /// Ungrabs the hotkeys and says that they stopped, and why: `error`, which is returned.
 fn stopped(keys: &mut dyn HotkeyProvider, error: CtlError) -> CtlError {
     let _ = keys.unregister();
@@ -274,6 +339,8 @@ fn stopped(keys: &mut dyn HotkeyProvider, error: CtlError) -> CtlError {
     error
 }
 
+/// Tells the user: a notification; errors also ring the bell when no notification could be
+/// shown. Every line also goes to stderr (the hotkey client's log).
 fn tell(keys: &mut dyn HotkeyProvider, summary: &str, body: &str, error: bool) {
     log(body);
     if clippy_desktop::notify(summary, body, error).is_err() && error {
@@ -333,6 +400,82 @@ mod tests {
         assert_eq!(
             names,
             ["capture=super+shift+c", "capture_and_copy=ctrl+alt+x"]
+        );
+    }
+
+    fn regrab(action: HotkeyAction, binding: &str, key_gone: bool) -> Regrab {
+        let binding: Binding = binding.parse().unwrap();
+        let result = if key_gone {
+            Err(clippy_desktop::DesktopError::NoKeycode {
+                binding: binding.to_string(),
+                key: binding.key.name.to_owned(),
+            })
+        } else {
+            Ok(())
+        };
+        Regrab {
+            action,
+            binding,
+            result,
+        }
+    }
+
+    #[test]
+    fn a_binding_lost_to_a_remap_is_reported_once_and_again_when_it_is_back() {
+        use HotkeyAction::{Capture, Paste};
+        let mut lost = BTreeSet::new();
+        // Every binding grabbed again: nothing to say.
+        let all = [
+            regrab(Capture, "super+shift+c", false),
+            regrab(Paste, "super+shift+v", false),
+        ];
+        assert_eq!(after_regrab(&mut lost, &all), (vec![], true));
+
+        // c is on no key any more: capture is lost, an error; paste still works.
+        let no_c = [
+            regrab(Capture, "super+shift+c", true),
+            regrab(Paste, "super+shift+v", false),
+        ];
+        let (notes, any) = after_regrab(&mut lost, &no_c);
+        assert!(any);
+        assert_eq!(
+            notes,
+            [Note {
+                summary: "clippy: hotkey lost",
+                body: "capture (super+shift+c) no longer works after the keyboard mapping \
+                       changed: super+shift+c: no key of this keyboard produces c"
+                    .into(),
+                error: true,
+            }]
+        );
+        // Another mapping change with c still gone: not said again.
+        assert_eq!(after_regrab(&mut lost, &no_c), (vec![], true));
+
+        // c is back.
+        let (notes, any) = after_regrab(&mut lost, &all);
+        assert!(any && lost.is_empty());
+        assert_eq!(
+            notes,
+            [Note {
+                summary: "clippy",
+                body: "capture (super+shift+c) works again".into(),
+                error: false,
+            }]
+        );
+
+        // Neither key is left: both reported, and nothing is grabbed (the client exits 1).
+        let none = [
+            regrab(Capture, "super+shift+c", true),
+            regrab(Paste, "super+shift+v", true),
+        ];
+        let (notes, any) = after_regrab(&mut lost, &none);
+        assert!(!any);
+        assert_eq!(notes.len(), 2);
+        assert!(notes.iter().all(|n| n.error), "{notes:?}");
+        assert!(
+            notes[1]
+                .body
+                .starts_with("paste (super+shift+v) no longer works")
         );
     }
 

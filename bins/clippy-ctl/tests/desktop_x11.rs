@@ -1,164 +1,20 @@
 //! End-to-end: the hotkeys on a real X server (Xvfb + openbox), two xterms each running a
-//! wrapped REPL, a private broker and `clippy-ctl hotkeys`. Skipped (and passing) when Xvfb or
-//! one of the X tools is not installed; `.ci/run` installs them, so CI runs it.
+//! wrapped REPL, a private broker and `clippy-ctl hotkeys`. There is no session bus, so errors
+//! come as the bell fallback: BEL and the message on stderr. Skipped (saying so on stderr)
+//! when Xvfb or one of the X tools is not installed; `.ci/run` installs them and sets
+//! `CLIPPY_REQUIRE_DESKTOP_TESTS=1`, so in CI a skip fails.
 #![allow(clippy::unwrap_used)]
 
 mod desktop;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use desktop::{Proc, TempDir, base_env, read, wait_for};
+use desktop::x11::{Display, keysym};
+use desktop::{TempDir, read, wait_for};
 use nix::sys::signal::Signal;
 
 /// The X tools the test drives.
 const TOOLS: &[&str] = &["Xvfb", "openbox", "xterm", "xdotool", "xclip", "xprop"];
-
-/// A private X server with a window manager that maintains `_NET_ACTIVE_WINDOW`.
-struct Display {
-    name: String,
-    _wm: Proc,
-    _server: Proc,
-}
-
-impl Display {
-    fn start(dir: &TempDir) -> Display {
-        // -displayfd: the server picks a free display and writes its number to fd 1.
-        let mut command = Command::new("Xvfb");
-        base_env(&mut command, dir);
-        command
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1280x800x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(dir.join("xvfb.log")).unwrap());
-        let mut server = Proc::spawn("Xvfb", &mut command);
-        let number = desktop::read_line(&mut server.child);
-        let name = format!(":{}", number.trim());
-        assert!(number.trim().parse::<u32>().is_ok(), "display {number:?}");
-        let mut command = Command::new("openbox");
-        base_env(&mut command, dir);
-        command
-            .env("DISPLAY", &name)
-            .arg("--sm-disable")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("openbox.log")).unwrap());
-        let wm = Proc::spawn("openbox", &mut command);
-        let display = Display {
-            name,
-            _wm: wm,
-            _server: server,
-        };
-        wait_for("openbox to manage the screen", || {
-            let out = display.tool(dir, "xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"]);
-            String::from_utf8_lossy(&out)
-                .contains("window id")
-                .then_some(())
-        });
-        display
-    }
-
-    /// Whether the server's modifier state has Num Lock (Mod2) locked, as QueryPointer reports.
-    fn num_lock(&self) -> bool {
-        use x11rb::connection::Connection;
-        use x11rb::protocol::xproto::{ConnectionExt as _, KeyButMask};
-        let (conn, screen) = x11rb::connect(Some(&self.name)).unwrap();
-        let root = conn.setup().roots[screen].root;
-        let reply = conn.query_pointer(root).unwrap().reply().unwrap();
-        reply.mask.contains(KeyButMask::MOD2)
-    }
-
-    /// Runs an X tool on this display; its stdout.
-    fn tool(&self, dir: &TempDir, program: &str, args: &[&str]) -> Vec<u8> {
-        let mut command = Command::new(program);
-        base_env(&mut command, dir);
-        let out = command
-            .env("DISPLAY", &self.name)
-            .args(args)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .unwrap();
-        out.stdout
-    }
-
-    fn xdotool(&self, dir: &TempDir, args: &[&str]) {
-        let mut command = Command::new("xdotool");
-        base_env(&mut command, dir);
-        let status = command
-            .env("DISPLAY", &self.name)
-            .args(args)
-            .stdin(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "xdotool {args:?}");
-    }
-
-    /// An xterm titled `title` running `argv`.
-    fn xterm(&self, dir: &TempDir, title: &str, argv: &[String]) -> Proc {
-        let mut command = Command::new("xterm");
-        base_env(&mut command, dir);
-        command
-            .env("DISPLAY", &self.name)
-            .args(["-T", title, "-xrm", "XTerm*allowTitleOps: false", "-e"])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join(&format!("{title}.log"))).unwrap());
-        Proc::spawn(title, &mut command)
-    }
-
-    /// The window titled exactly `title`.
-    fn window(&self, dir: &TempDir, title: &str) -> String {
-        wait_for(&format!("the window {title}"), || {
-            let out = self.tool(dir, "xdotool", &["search", "--name", &format!("^{title}$")]);
-            let text = String::from_utf8_lossy(&out).into_owned();
-            text.lines().next().map(str::to_owned)
-        })
-    }
-
-    /// Focuses `window` and waits until the window manager says it is active.
-    fn focus(&self, dir: &TempDir, window: &str) {
-        self.xdotool(dir, &["windowactivate", "--sync", window]);
-        wait_for("the window to be active", || {
-            let out = self.tool(dir, "xdotool", &["getactivewindow"]);
-            (String::from_utf8_lossy(&out).trim() == window).then_some(())
-        });
-    }
-
-    /// `clippy-ctl hotkeys ARGS`, logging to `log`; waits until it listens.
-    fn hotkeys(&self, dir: &TempDir, log: &Path, args: &[&str]) -> Proc {
-        let mut command = Command::new(desktop::ctl_bin());
-        base_env(&mut command, dir);
-        command
-            .env("DISPLAY", &self.name)
-            .arg("hotkeys")
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap());
-        let mut proc = Proc::spawn("clippy-ctl hotkeys", &mut command);
-        wait_for("the hotkey client to listen", || {
-            assert!(
-                proc.exited().is_none(),
-                "hotkeys exited: {}",
-                String::from_utf8_lossy(&read(log))
-            );
-            String::from_utf8_lossy(&read(log))
-                .contains("listening")
-                .then_some(())
-        });
-        proc
-    }
-}
 
 fn log_says(log: &Path, needle: &str) -> Option<()> {
     String::from_utf8_lossy(&read(log))
@@ -168,8 +24,7 @@ fn log_says(log: &Path, needle: &str) -> Option<()> {
 
 #[test]
 fn hotkeys_move_a_turn_between_two_xterms() {
-    if let Some(missing) = TOOLS.iter().find(|tool| !desktop::have(tool)) {
-        println!("skipped: {missing} not found");
+    if !desktop::tools_present(TOOLS) {
         return;
     }
     let dir = TempDir::new("x11");
@@ -187,7 +42,7 @@ fn hotkeys_move_a_turn_between_two_xterms() {
         display.window(&dir, "clippy-b"),
     );
     let hotkeys_log = dir.join("hotkeys.log");
-    let mut hotkeys = display.hotkeys(&dir, &hotkeys_log, &[]);
+    let mut hotkeys = display.hotkeys(&dir, &hotkeys_log, &[], &[]);
 
     // An answer in a.
     display.focus(&dir, &win_a);
@@ -201,6 +56,9 @@ fn hotkeys_move_a_turn_between_two_xterms() {
         String::from_utf8_lossy(&turn).contains("answer: hello from a"),
         "{turn:?}"
     );
+    // The hotkeys relay the text a person saw: no escapes, no final CR LF (an Enter in b).
+    let text = desktop::ctl(&dir, &[], &["get-turn", "--format", "text", "a"]).stdout;
+    assert_eq!(text, b"answer: hello from a", "{turn:?}");
 
     // Super+Shift+C in a, Super+Shift+V in b, with Num Lock on (the lock variants are
     // grabbed too; Num Lock does not change the `z` typed below).
@@ -211,12 +69,12 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     display.focus(&dir, &win_b);
     display.xdotool(&dir, &["key", "super+shift+v"]);
     wait_for("the paste", || log_says(&hotkeys_log, "pasted into b"));
-    wait_for("b to receive the turn", || {
-        (read(&log_b) == turn).then_some(())
+    wait_for("b to receive the turn's text", || {
+        (read(&log_b) == text).then_some(())
     });
     // A plain key reaches the xterm; the hotkeys never did.
     display.xdotool(&dir, &["key", "z"]);
-    let mut expected = turn.clone();
+    let mut expected = text.clone();
     expected.push(b'z');
     wait_for("b to receive z", || {
         (read(&log_b) == expected).then_some(())
@@ -233,7 +91,8 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     let clip = display.tool(&dir, "xclip", &["-selection", "clipboard", "-o"]);
     assert_eq!(clip, turn, "xclip reads the turn");
 
-    // Capture with --focused from the command line, a resolves (xterm → wrapper → REPL).
+    // Capture with --focused from the command line, a resolves (xterm → wrapper → REPL): its
+    // turn 1 is captured.
     display.focus(&dir, &win_a);
     let out = desktop::ctl(
         &dir,
@@ -241,7 +100,17 @@ fn hotkeys_move_a_turn_between_two_xterms() {
         &["--json", "capture", "--focused"],
     );
     assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\"turn_id\""));
+    let id_a = desktop::sessions(&dir)
+        .into_iter()
+        .find(|(_, name, _)| name.as_deref() == Some("a"))
+        .map(|(id, _, _)| id)
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["captured"]["turn_id"].as_str(),
+        Some(format!("{id_a}:1").as_str()),
+        "{json}"
+    );
 
     // A second client: its capture binding is held by the first and is reported, its other
     // binding works.
@@ -250,10 +119,21 @@ fn hotkeys_move_a_turn_between_two_xterms() {
         &dir,
         &second_log,
         &["--capture", "super+shift+c", "--paste", "ctrl+alt+p"],
+        &[],
     );
     assert!(
-        log_says(&second_log, "already grabbed").is_some(),
+        log_says(
+            &second_log,
+            "capture (super+shift+c): super+shift+c is already grabbed"
+        )
+        .is_some(),
         "{}",
+        String::from_utf8_lossy(&read(&second_log))
+    );
+    // No session bus here, so no notification: the error rang the bell and wrote BEL.
+    assert!(
+        read(&second_log).contains(&0x07),
+        "BEL in {:?}",
         String::from_utf8_lossy(&read(&second_log))
     );
     display.focus(&dir, &win_b);
@@ -269,8 +149,79 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     drop(_broker);
     let status = hotkeys.wait();
     let log = String::from_utf8_lossy(&read(&hotkeys_log)).into_owned();
-    println!("--- clippy-ctl hotkeys ---\n{log}");
     assert_eq!(status.code(), Some(3), "broker gone: exit 3: {log}");
+}
+
+/// A keyboard remap: the client grabs a binding again where its key went, reports a binding
+/// whose key is gone (BEL and stderr: no session bus here) and keeps the others, says so when
+/// it is back, and exits 1 once no binding is left.
+#[test]
+fn hotkeys_follow_keyboard_remaps_and_report_lost_bindings() {
+    if !desktop::tools_present(TOOLS) {
+        return;
+    }
+    let dir = TempDir::new("x11-remap");
+    let display = Display::start(&dir);
+    let _broker = desktop::broker(&dir, &[("DISPLAY", &display.name)]);
+    // A window with no session in it: a press there is answered with an error, which shows
+    // that the press was grabbed.
+    let _plain = display.xterm(&dir, "plain", &["sleep".to_owned(), "600".to_owned()]);
+    let plain = display.window(&dir, "plain");
+    display.focus(&dir, &plain);
+    let log = dir.join("hotkeys.log");
+    let mut hotkeys = display.hotkeys(&dir, &log, &[], &[]);
+    let text = || String::from_utf8_lossy(&read(&log)).into_owned();
+
+    // c moves to another key (first added there, then taken from its own): the capture binding
+    // is grabbed where c is now.
+    let key_c = display.keycodes_of(keysym::LOWER_C);
+    let key_v = display.keycodes_of(keysym::LOWER_V);
+    assert!(
+        !key_c.is_empty() && !key_v.is_empty(),
+        "{key_c:?} {key_v:?}"
+    );
+    let spare = display.free_keycode();
+    display.set_keysyms(spare, &[keysym::LOWER_C, keysym::UPPER_C]);
+    for &code in &key_c {
+        display.set_keysyms(code, &[keysym::LOWER_X, keysym::UPPER_X]);
+    }
+    display.xdotool(&dir, &["key", "super+shift+c"]);
+    wait_for("the capture on the moved key", || {
+        log_says(&log, "no clippy session runs in the focused window")
+    });
+    assert!(!text().contains("no longer works"), "{}", text());
+
+    // c is on no key: the capture binding is lost and said to be, paste still listens.
+    display.set_keysyms(spare, &[]);
+    wait_for("the lost binding to be reported", || {
+        log_says(
+            &log,
+            "capture (super+shift+c) no longer works after the keyboard mapping changed: \
+             super+shift+c: no key of this keyboard produces c",
+        )
+    });
+    assert!(read(&log).contains(&0x07), "BEL: {}", text());
+    assert!(hotkeys.exited().is_none(), "{}", text());
+
+    // c is back on its key.
+    display.set_keysyms(key_c[0], &[keysym::LOWER_C, keysym::UPPER_C]);
+    wait_for("the binding to come back", || {
+        log_says(&log, "capture (super+shift+c) works again")
+    });
+
+    // Neither c nor v on any key: nothing is grabbed, so the client stops with exit 1.
+    display.set_keysyms(key_c[0], &[]);
+    for &code in &key_v {
+        display.set_keysyms(code, &[]);
+    }
+    let status = hotkeys.wait();
+    assert_eq!(status.code(), Some(1), "{}", text());
+    assert!(
+        text().contains("paste (super+shift+v) no longer works")
+            && text().contains("no hotkey is grabbed any more"),
+        "{}",
+        text()
+    );
 }
 
 /// What needs no X server: bindings are checked first (4), a missing desktop is reported (1),
@@ -291,15 +242,29 @@ fn hotkeys_check_their_arguments_and_environment() {
         &["--json", "hotkeys", "--paste", "super+shift+c"],
     );
     assert_eq!(out.status.code(), Some(4), "duplicate binding: {out:?}");
-    // Neither $DISPLAY nor $TMUX.
-    let out = desktop::ctl(&dir, &[], &["--json", "hotkeys"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // `deliver` checks its flags before anything else: --focused is for the inject sink.
+    let out = desktop::ctl(&dir, &[], &["deliver", "clipboard", "--focused"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("desktop_unavailable"),
+        String::from_utf8_lossy(&out.stderr).contains("--focused are only for the inject sink"),
         "{out:?}"
     );
-    let out = desktop::ctl(&dir, &[], &["--json", "capture", "--focused"]);
-    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    // With a broker (else the commands would stop at connecting, exit 3): neither $DISPLAY nor
+    // $TMUX, then a $DISPLAY with no X server behind it.
+    let _broker = desktop::broker(&dir, &[]);
+    for env in [&[][..], &[("DISPLAY", ":4242")][..]] {
+        for args in [
+            &["--json", "hotkeys"][..],
+            &["--json", "capture", "--focused"][..],
+        ] {
+            let out = desktop::ctl(&dir, env, args);
+            assert_eq!(out.status.code(), Some(1), "{env:?} {args:?}: {out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("desktop_unavailable"),
+                "{env:?} {args:?}: {out:?}"
+            );
+        }
+    }
     // In tmux the hotkeys are tmux bindings.
     let out = desktop::ctl(&dir, &[("TMUX", "/nonexistent,1,0")], &["hotkeys"]);
     assert_eq!(out.status.code(), Some(4), "{out:?}");

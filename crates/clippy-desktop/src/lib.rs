@@ -86,22 +86,46 @@ pub struct Located {
     pub place: String,
 }
 
+/// What a [`HotkeyProvider`] reports while it waits.
+#[derive(Debug)]
+pub enum HotkeyEvent {
+    /// A bound key combination was pressed.
+    Pressed(HotkeyAction),
+    /// The keyboard mapping changed (a new layout, `xmodmap`; a fresh X server sends one on the
+    /// first synthetic key) and every binding [`HotkeyProvider::register`] grabbed was grabbed
+    /// again, on the keys that produce it now: one result per such binding, in the order they
+    /// were registered. A binding whose key is gone, or that another program took meanwhile,
+    /// fails here and stops working; it is tried again on the next mapping change.
+    Regrabbed(Vec<Regrab>),
+}
+
+/// One binding's result of grabbing again after a keyboard mapping change.
+#[derive(Debug)]
+pub struct Regrab {
+    /// The binding's action.
+    pub action: HotkeyAction,
+    /// The binding.
+    pub binding: Binding,
+    /// Whether it is grabbed now.
+    pub result: Result<(), DesktopError>,
+}
+
 /// Global hotkeys: key presses taken from every program and turned into actions.
 pub trait HotkeyProvider {
     /// Grabs each binding; one result per binding, in order. A binding that fails (another
     /// program holds it, no key produces it) does not stop the others.
     fn register(&mut self, bindings: &[(HotkeyAction, Binding)]) -> Vec<Result<(), DesktopError>>;
 
-    /// Waits for the next hotkey, at most `timeout` (`None`: for ever). `Ok(None)` when the
-    /// time ran out or a signal interrupted the wait.
+    /// Waits for the next hotkey or re-grab, at most `timeout` (`None`: for ever). `Ok(None)`
+    /// when the time ran out or a signal interrupted the wait.
     ///
     /// # Errors
     ///
     /// When the desktop connection broke.
-    fn next_action(
+    fn next_event(
         &mut self,
         timeout: Option<Duration>,
-    ) -> Result<Option<HotkeyAction>, DesktopError>;
+    ) -> Result<Option<HotkeyEvent>, DesktopError>;
 
     /// Releases every binding.
     ///

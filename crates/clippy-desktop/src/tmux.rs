@@ -104,17 +104,26 @@ impl Tmux {
             .map_err(|_| DesktopError::Tmux(format!("#{{pane_pid}} is not a pid: {text:?}")))
     }
 
-    /// Shows `message` in the status line of the attached clients (`display-message`).
+    /// Shows `message` in the status line of the attached clients (`display-message`), for
+    /// 4 s where tmux can be told (`-d`, tmux 3.2 and later), else for tmux's `display-time`.
     ///
     /// # Errors
     ///
-    /// As [`Tmux::run`].
+    /// As [`Tmux::run`], the error of the try without `-d`.
     pub fn display_message(&self, message: &str) -> Result<(), DesktopError> {
         // `#` starts a tmux format: double it so the message is shown as it is.
         let escaped = message.replace('#', "##");
-        self.run(&["display-message", "-d", "4000", &escaped], None)
-            .map(drop)
+        display_with_fallback(|args| self.run(args, None).map(drop), &escaped)
     }
+}
+
+/// Runs `display-message -d 4000 MESSAGE` with `run`; if that fails (a tmux before 3.2 refuses
+/// the unknown flag `-d`), `display-message MESSAGE`.
+fn display_with_fallback(
+    mut run: impl FnMut(&[&str]) -> Result<(), DesktopError>,
+    message: &str,
+) -> Result<(), DesktopError> {
+    run(&["display-message", "-d", "4000", message]).or_else(|_| run(&["display-message", message]))
 }
 
 /// The focused session in tmux: the session under the active pane's process.
@@ -208,7 +217,8 @@ impl ClipboardProvider for TmuxClipboard {
 /// The `bind-key` lines for `.tmux.conf` that run `ctl` (the path of `clippy-ctl`) for each
 /// binding: `capture --focused`, `paste --focused`, and so on, with `--notify` so the result
 /// shows in tmux's status line. Keys are in the root table (no prefix), named as
-/// [`Binding::tmux_key`] says.
+/// [`Binding::tmux_key`] says. Paste and copy relay the text a person saw (`--format text`),
+/// as the X11 hotkeys do: raw bytes would bring the reply's escapes and final Enter along.
 ///
 /// ```
 /// use clippy_desktop::{HotkeyAction, tmux_bindings};
@@ -226,11 +236,13 @@ pub fn tmux_bindings(ctl: &str, bindings: &[(HotkeyAction, Binding)]) -> String 
     for (action, binding) in bindings {
         let command = match action {
             HotkeyAction::Capture => format!("{ctl} --notify capture --focused"),
-            HotkeyAction::Paste => format!("{ctl} --notify paste --focused"),
-            HotkeyAction::DeliverClipboard => format!("{ctl} --notify deliver clipboard"),
-            HotkeyAction::CaptureAndCopy => {
-                format!("{ctl} --notify capture --focused && {ctl} --notify deliver clipboard")
+            HotkeyAction::Paste => format!("{ctl} --notify paste --focused --format text"),
+            HotkeyAction::DeliverClipboard => {
+                format!("{ctl} --notify deliver clipboard --format text")
             }
+            HotkeyAction::CaptureAndCopy => format!(
+                "{ctl} --notify capture --focused && {ctl} --notify deliver clipboard --format text"
+            ),
         };
         // The command line is in double quotes for tmux; `ctl` is single-quoted for the shell
         // and escaped for tmux by `shell_quote`.
@@ -275,11 +287,60 @@ mod tests {
             lines,
             [
                 "bind-key -n M-C run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused\"",
-                "bind-key -n M-V run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify paste --focused\"",
-                "bind-key -n C-M-y run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify deliver clipboard\"",
-                "bind-key -n M-F5 run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused && '/opt/clippy ctl/clippy-ctl' --notify deliver clipboard\"",
+                "bind-key -n M-V run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify paste --focused --format text\"",
+                "bind-key -n C-M-y run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format text\"",
+                "bind-key -n M-F5 run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused && '/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format text\"",
             ]
         );
+    }
+
+    #[test]
+    fn display_message_without_d_on_an_old_tmux() {
+        // tmux 3.1 and older: `-d` is an unknown flag, the plain form works.
+        let mut calls = Vec::new();
+        let old = display_with_fallback(
+            |args| {
+                calls.push(args.join(" "));
+                if args.contains(&"-d") {
+                    Err(DesktopError::Tmux(
+                        "`tmux display-message` failed: display-message: unknown flag -d".into(),
+                    ))
+                } else {
+                    Ok(())
+                }
+            },
+            "clippy: captured a:1",
+        );
+        assert!(old.is_ok());
+        assert_eq!(
+            calls,
+            [
+                "display-message -d 4000 clippy: captured a:1",
+                "display-message clippy: captured a:1"
+            ]
+        );
+        // A tmux that takes `-d` is asked once.
+        let mut calls = 0;
+        let new = display_with_fallback(
+            |_| {
+                calls += 1;
+                Ok(())
+            },
+            "x",
+        );
+        assert!(new.is_ok() && calls == 1);
+        // Both fail (no server): the error is the plain form's.
+        let err = display_with_fallback(
+            |args| {
+                Err(DesktopError::Tmux(format!(
+                    "{} args: no server running",
+                    args.len()
+                )))
+            },
+            "x",
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "tmux: 2 args: no server running");
     }
 
     #[test]

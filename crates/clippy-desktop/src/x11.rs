@@ -24,7 +24,7 @@ use x11rb::rust_connection::RustConnection;
 use crate::binding::{Binding, HotkeyAction, lock_variants, mask};
 use crate::error::{DesktopError, FocusError};
 use crate::process::{ProcessTable, SessionRef, resolve_focus};
-use crate::{ClipboardProvider, HotkeyProvider, Located, SessionResolver};
+use crate::{ClipboardProvider, HotkeyEvent, HotkeyProvider, Located, Regrab, SessionResolver};
 
 /// Keysyms the modifier map is searched for.
 const NUM_LOCK: u32 = 0xff7f;
@@ -253,20 +253,38 @@ impl X11Hotkeys {
         let _ = self.conn.flush();
     }
 
-    /// The keyboard mapping changed: read it again and grab every binding anew.
-    fn regrab(&mut self) -> Result<(), DesktopError> {
-        for grab in &self.grabs {
+    /// The keyboard mapping changed: read it again and grab every binding anew, on the keys
+    /// that produce it now. One result per binding: a binding whose key is gone (or that
+    /// another client grabbed meanwhile) holds nothing until a later mapping change gives it
+    /// back, and the caller must learn that it stopped working.
+    ///
+    /// # Errors
+    ///
+    /// [`DesktopError::X11`] when the keymap cannot be read (the connection broke).
+    fn regrab(&mut self) -> Result<Vec<Regrab>, DesktopError> {
+        let mut grabs = std::mem::take(&mut self.grabs);
+        for grab in &mut grabs {
             self.ungrab(&grab.held);
+            grab.held.clear();
         }
-        self.keymap = Keymap::read(&self.conn)?;
-        let bindings: Vec<Binding> = self.grabs.iter().map(|g| g.binding.clone()).collect();
-        for (i, binding) in bindings.iter().enumerate() {
-            let held = self.grab(binding).unwrap_or_default();
-            if let Some(grab) = self.grabs.get_mut(i) {
-                grab.held = held;
+        let keymap = match Keymap::read(&self.conn) {
+            Ok(keymap) => keymap,
+            Err(error) => {
+                self.grabs = grabs;
+                return Err(error);
             }
-        }
-        Ok(())
+        };
+        self.keymap = keymap;
+        let results = grabs
+            .iter_mut()
+            .map(|grab| Regrab {
+                action: grab.action,
+                binding: grab.binding.clone(),
+                result: self.grab(&grab.binding).map(|held| grab.held = held),
+            })
+            .collect();
+        self.grabs = grabs;
+        Ok(results)
     }
 
     fn action_for(&self, keycode: Keycode, state: u16) -> Option<HotkeyAction> {
@@ -281,14 +299,16 @@ impl X11Hotkeys {
             .map(|g| g.action)
     }
 
-    fn handle(&mut self, event: Event) -> Result<Option<HotkeyAction>, DesktopError> {
+    fn handle(&mut self, event: Event) -> Result<Option<HotkeyEvent>, DesktopError> {
         match event {
-            Event::KeyPress(press) => Ok(self.action_for(press.detail, u16::from(press.state))),
+            Event::KeyPress(press) => Ok(self
+                .action_for(press.detail, u16::from(press.state))
+                .map(HotkeyEvent::Pressed)),
             Event::MappingNotify(notify)
-                if notify.request == Mapping::KEYBOARD || notify.request == Mapping::MODIFIER =>
+                if (notify.request == Mapping::KEYBOARD || notify.request == Mapping::MODIFIER)
+                    && !self.grabs.is_empty() =>
             {
-                self.regrab()?;
-                Ok(None)
+                Ok(Some(HotkeyEvent::Regrabbed(self.regrab()?)))
             }
             _ => Ok(None),
         }
@@ -311,15 +331,15 @@ impl HotkeyProvider for X11Hotkeys {
             .collect()
     }
 
-    fn next_action(
+    fn next_event(
         &mut self,
         timeout: Option<Duration>,
-    ) -> Result<Option<HotkeyAction>, DesktopError> {
+    ) -> Result<Option<HotkeyEvent>, DesktopError> {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         loop {
             while let Some(event) = self.conn.poll_for_event().map_err(x11_err)? {
-                if let Some(action) = self.handle(event)? {
-                    return Ok(Some(action));
+                if let Some(event) = self.handle(event)? {
+                    return Ok(Some(event));
                 }
             }
             let wait = match deadline {

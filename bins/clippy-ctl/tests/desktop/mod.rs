@@ -1,11 +1,15 @@
-//! Harness for the desktop end-to-end tests (`desktop_x11.rs`, `desktop_tmux.rs`): the real
-//! binaries, a private broker and runtime folder per test, and every process the test starts
-//! owned by a [`Proc`] that kills it (its process group, by pid) when dropped.
+//! Harness for the desktop end-to-end tests (`desktop_x11.rs`, `desktop_tmux.rs`,
+//! `desktop_notify.rs`): the real binaries, a private broker and runtime folder per test, a
+//! private X server ([`x11`]), and every process the test starts owned by a [`Proc`] that kills
+//! it (its process group, by pid) when dropped. A test that cannot run here says so with
+//! [`skip`], which fails instead where [`REQUIRE`] is set (CI, which installs every tool).
 
 #![allow(dead_code)] // Not every test uses every helper.
 
+pub mod x11;
+
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -22,6 +26,36 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 pub fn have(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// The environment variable that makes a skip a failure: `.ci/run` sets it to 1 because it
+/// installs every tool, so there a test that does not run is a broken test, not a passing one.
+pub const REQUIRE: &str = "CLIPPY_REQUIRE_DESKTOP_TESTS";
+
+/// The current test cannot run here, for `reason`: says so on stderr, or fails the test when
+/// [`REQUIRE`] is `1`. Written to the process's stderr, which libtest does not capture
+/// (`println!` and `eprintln!` are captured and shown only for a failing test, so a skip would
+/// pass unseen).
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    let required = std::env::var_os(REQUIRE).is_some_and(|v| v == "1");
+    assert!(
+        !required,
+        "{test} cannot run: {reason}; {REQUIRE}=1 says the desktop tests must run here"
+    );
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {reason}");
+}
+
+/// Whether every one of `tools` is on `PATH`; if one is not, [`skip`]s naming it.
+pub fn tools_present(tools: &[&str]) -> bool {
+    match tools.iter().find(|tool| !have(tool)) {
+        None => true,
+        Some(missing) => {
+            skip(&format!("{missing} not found"));
+            false
+        }
+    }
 }
 
 /// Polls `check` every 50 ms until it gives `Some`, or fails the test after [`TIMEOUT`].
