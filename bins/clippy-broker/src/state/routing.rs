@@ -78,6 +78,14 @@ pub(super) struct Inbox {
     interrupted: bool,
 }
 
+impl Inbox {
+    /// A handoff was typed into the session and the prompt after it has not come back yet (its
+    /// Enter may still be waiting for the settle delay).
+    pub(super) fn in_flight(&self) -> bool {
+        self.delivering.is_some()
+    }
+}
+
 /// A pending timer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Timer {
@@ -1017,6 +1025,33 @@ mod tests {
         assert!(pair.typed_into_b(&early).is_empty());
         let actions = pair.st.expire(NOW + 150);
         assert_eq!(pair.typed_into_b(&actions), [b"\r".to_vec()]);
+    }
+
+    #[test]
+    fn exec_is_refused_while_a_handoff_is_typed_into_its_session() {
+        let mut pair = Pair::new();
+        req(
+            &mut pair.st,
+            pair.b,
+            Message::BracketedPaste {
+                id: 4,
+                session: "b".into(),
+                enabled: true,
+            },
+        );
+        pair.route(pair.spec());
+        pair.a_answers("x");
+        // Pasted, its Enter not yet pressed: b still says idle, but a command typed now would
+        // join the pasted line.
+        let exec = Message::Exec {
+            id: 9,
+            session: "b".into(),
+            command: "ls".into(),
+            timeout_ms: None,
+        };
+        let (reason, message) = refused(&mut pair.st, pair.client, exec);
+        assert_eq!(reason, ErrorReason::Busy);
+        assert!(message.contains("handoff"), "{message}");
     }
 
     #[test]

@@ -401,6 +401,12 @@ impl State {
                 format!("session {session} is busy: another exec is running in it"),
             ));
         }
+        if live.inbox.in_flight() {
+            return Err(refuse(
+                ErrorReason::Busy,
+                format!("session {session} is busy: a route's handoff is being typed into it"),
+            ));
+        }
         match live.progress.mode {
             Mode::Idle => {}
             Mode::Busy => {
