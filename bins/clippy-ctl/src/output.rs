@@ -112,6 +112,9 @@ pub fn render(
             if let Some(cwd) = &found.cwd {
                 line.push_str(&format!(", cwd {}", clean(cwd)));
             }
+            if let Some(ms) = found.timestamp {
+                line.push_str(&format!(", at {}", iso8601_utc(ms)));
+            }
             writeln!(err, "{line}")
         }
         Report::Sent { session, bytes } => {
@@ -460,6 +463,10 @@ fn report_json(report: &Report) -> Value {
                 }
                 if let Some(cwd) = &found.cwd {
                     fields.insert("cwd".into(), cwd.clone().into());
+                }
+                if let Some(ms) = found.timestamp {
+                    fields.insert("timestamp".into(), ms.into());
+                    fields.insert("time".into(), iso8601_utc(ms).into());
                 }
             }
             value
@@ -927,7 +934,10 @@ mod tests {
         );
         state.inbox = 0;
         assert!(text(&state).contains("\ninbox:          0\n"));
-        assert_eq!(json_of(&Report::SessionStatus(state))["session_status"]["inbox"], 0);
+        assert_eq!(
+            json_of(&Report::SessionStatus(state))["session_status"]["inbox"],
+            0
+        );
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct Found {
     pub exit_code: Option<i32>,
     /// For a prompt: the working directory the shell reported.
     pub cwd: Option<String>,
+    /// For a prompt: when it appeared, Unix time in milliseconds.
+    pub timestamp: Option<u64>,
 }
 
 /// What `exec` got back.
@@ -231,6 +233,7 @@ fn found(request: &str, reply: Message) -> Result<Found, CtlError> {
             resume_cursor,
             exit_code,
             cwd,
+            timestamp,
             ..
         } => Ok(Found {
             match_text,
@@ -238,6 +241,7 @@ fn found(request: &str, reply: Message) -> Result<Found, CtlError> {
             resume_cursor,
             exit_code,
             cwd,
+            timestamp,
         }),
         other => Err(unexpected(request, &other)),
     }

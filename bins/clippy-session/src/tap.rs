@@ -243,6 +243,7 @@ impl TapState {
                     self.progress.prompt_cursor = self.spool.spool.spool_offset_of(offset);
                     // The latest prompt's own code: none when the shell reported none.
                     self.progress.exit_code = exit_code;
+                    self.progress.prompt_timestamp = Some(now_ms());
                     continue;
                 }
                 _ => continue,

@@ -646,7 +646,9 @@ fn every_prompt_reports_its_exit_code_and_the_shell_s_directory() {
         ("cd -", 0, &home),
     ];
     let mut last_cursor = 0;
+    let mut last_prompt_ms = 0;
     for (command, exit, want_dir) in steps {
+        let before = now_ms();
         let (code, exec) = fx.ctl_json(&["exec", "sh", command]);
         assert_eq!(code, 0, "{command}: {exec}");
         assert_eq!(exec["exit_code"], exit, "{command}: {exec}");
@@ -673,6 +675,20 @@ fn every_prompt_reports_its_exit_code_and_the_shell_s_directory() {
             "{command}: where bash is"
         );
         assert_eq!(exec["cwd"], prompt["cwd"], "{command}: {exec}");
+        // Each prompt says when it appeared: after the command was sent, in order, and the
+        // ISO-8601 time is the same instant.
+        let ms = prompt["timestamp"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{command}: {prompt}"));
+        assert!(
+            ms >= before.saturating_sub(1) && ms <= now_ms() && ms >= last_prompt_ms,
+            "{command}: a prompt time of this step: {prompt}"
+        );
+        let time = prompt["time"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{prompt}"));
+        assert_eq!(parse_iso8601_ms(time), Some(ms), "{command}: {prompt}");
+        last_prompt_ms = ms;
         let state = fx.state(&mut fx.client(), "sh").unwrap();
         assert_eq!(state.mode, Mode::Idle, "{command}: {state:?}");
         assert_eq!(state.exit_code, Some(exit as i32), "{command}: {state:?}");

@@ -96,6 +96,9 @@ pub struct Progress {
     /// Working directory, when the shell reported it (OSC 7).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// When the latest prompt appeared: Unix time in milliseconds, by the wrapper's clock.
+    #[serde(default)]
+    pub prompt_timestamp: Option<u64>,
     /// How many turns the session has completed (the latest turn's seq): the broker has every
     /// turn up to here once it has recorded this seq.
     #[serde(default)]
@@ -804,6 +807,9 @@ pub enum Message {
         /// For a prompt: the working directory the shell reported (OSC 7).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<String>,
+        /// For a prompt: when it appeared, Unix time in milliseconds (the wrapper's clock).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timestamp: Option<u64>,
     },
     /// Reply to `session_status`.
     Status {

@@ -145,6 +145,7 @@ fn every_message() -> Vec<Message> {
                 prompt_cursor: Some(100),
                 exit_code: Some(1),
                 cwd: Some("/home/me".into()),
+                prompt_timestamp: Some(1_700_000_000_000),
                 input: None,
             },
         },
@@ -297,6 +298,7 @@ fn every_message() -> Vec<Message> {
             resume_cursor: 13,
             exit_code: None,
             cwd: None,
+            timestamp: None,
         },
         Message::Status {
             id: 20,

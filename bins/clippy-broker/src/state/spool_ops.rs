@@ -708,6 +708,7 @@ impl State {
                             resume_cursor: found.resume_cursor,
                             exit_code: None,
                             cwd: None,
+                            timestamp: None,
                         },
                         send: send.take(),
                     },
@@ -727,7 +728,11 @@ impl State {
                 };
                 let end = progress.spool_size.max(prompt);
                 let (id, send) = (waiter.id, send.take());
-                let (exit_code, cwd) = (progress.exit_code, progress.cwd.clone());
+                let (exit_code, cwd, timestamp) = (
+                    progress.exit_code,
+                    progress.cwd.clone(),
+                    progress.prompt_timestamp,
+                );
                 let session = waiter.session.clone();
                 let match_text = self.prompt_text(&session, prompt, end);
                 Finish {
@@ -740,6 +745,7 @@ impl State {
                         resume_cursor: end,
                         exit_code,
                         cwd,
+                        timestamp,
                     },
                     send,
                 }
@@ -1435,6 +1441,7 @@ mod tests {
                         resume_cursor: 14,
                         exit_code: None,
                         cwd: None,
+                        timestamp: None,
                     }
                 ),
             ]
