@@ -1248,6 +1248,219 @@ fn a_late_follower_catches_up_on_thousands_of_events_and_is_told_what_the_histor
 }
 
 // ---------------------------------------------------------------------------------------------
+// i. What a handoff costs
+// ---------------------------------------------------------------------------------------------
+
+/// A wrapper's side of the wire for one session, without a PTY or a program: it reports turns
+/// and a prompt when asked to, and reads what the broker injects.
+struct WireSession {
+    client: clippy_proto::Client,
+    session: String,
+    progress: clippy_proto::Progress,
+    seq: u64,
+}
+
+impl WireSession {
+    /// Registers `session` (no bracketed paste: a handoff is its text and Enter in one write),
+    /// idle at its first prompt.
+    fn register(fx: &Fixture, session: &str) -> WireSession {
+        let mut client =
+            clippy_proto::Client::connect(&broker::socket(&fx.dir), clippy_proto::Role::Wrapper)
+                .unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let info = clippy_proto::SessionInfo {
+            session: session.into(),
+            name: Some(session.into()),
+            pid: std::process::id(),
+            command: vec!["agent".into()],
+            preset: "generic".into(),
+            bracketed_paste: false,
+            spool: None,
+        };
+        let reply = client.request(|id| Message::Register { id, session: info });
+        assert!(matches!(reply, Ok(Message::Done { .. })), "{reply:?}");
+        let mut wire = WireSession {
+            client,
+            session: session.into(),
+            progress: clippy_proto::Progress::default(),
+            seq: 0,
+        };
+        wire.prompt();
+        wire
+    }
+
+    /// Reports a prompt after one more submitted line: idle, ready for the next handoff.
+    fn prompt(&mut self) {
+        self.progress.mode = Mode::Idle;
+        self.progress.prompts += 1;
+        self.progress.prompt_inputs = self.progress.inputs;
+        let (session, progress) = (self.session.clone(), self.progress.clone());
+        let reply = self.client.request(|id| Message::Progress {
+            id,
+            session,
+            progress,
+        });
+        assert!(matches!(reply, Ok(Message::Done { .. })), "{reply:?}");
+    }
+
+    /// Reports a completed turn whose text view is `text`, and waits for the broker to record it.
+    fn turn(&mut self, text: &str) {
+        self.send_turn(text);
+        self.turn_recorded();
+    }
+
+    /// Reports a completed turn whose text view is `text`, without waiting for the reply.
+    fn send_turn(&mut self, text: &str) {
+        self.seq += 1;
+        let turn = clippy_proto::TurnData {
+            seq: self.seq,
+            timestamp: 0,
+            content: text.as_bytes().to_vec(),
+            text: text.into(),
+            interrupted: false,
+            truncated: false,
+            exit_code: None,
+            cwd: None,
+            input: None,
+            spool_span: None,
+        };
+        let session = self.session.clone();
+        self.client
+            .send(&Message::TurnCompleted {
+                id: 7,
+                session,
+                turn,
+            })
+            .unwrap();
+    }
+
+    /// Reads the broker's answer to [`WireSession::send_turn`].
+    fn turn_recorded(&mut self) {
+        let reply = self.client.recv();
+        assert!(
+            matches!(reply, Ok(Message::TurnRecorded { id: 7, .. })),
+            "{reply:?}"
+        );
+    }
+
+    /// Waits for the next `inject`; its bytes.
+    fn injected(&mut self) -> Vec<u8> {
+        match self.client.recv().unwrap() {
+            Message::Inject { data, .. } => data,
+            other => panic!("expected an inject, got {other:?}"),
+        }
+    }
+
+    /// The target typed the injected line and is back at its prompt.
+    fn took_a_line(&mut self) {
+        self.progress.inputs += 1;
+        self.prompt();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at.min(sorted.len() - 1)]
+}
+
+/// The latency a route adds, from the source's `turn_completed` to the `inject` reaching the
+/// target's wrapper, against pasting the same kind of turn directly — over an open connection
+/// (the broker's inject path alone) and with `clippy-ctl paste` (what a script relaying by hand
+/// runs) — interleaved in one run on one broker. The wrappers are the wire alone, so PTYs, agents
+/// and turn detection (the same whichever way a turn travels) are not in the figures. Asserts no
+/// timing; run with `--nocapture` (and `--release`) for the figures.
+#[test]
+fn handoff_latency_against_a_direct_paste_of_the_same_turn() {
+    const SAMPLES: usize = 300;
+    let fx = Fixture::new();
+    let mut alpha = WireSession::register(&fx, "alpha");
+    let mut beta = WireSession::register(&fx, "beta");
+    let mut client = fx.client();
+    let mut route = |message: fn(u32, String) -> Message| {
+        let reply = client.request(|id| message(id, "r1".into()));
+        assert!(matches!(reply, Ok(Message::Route { .. })), "{reply:?}");
+    };
+    fx.ok_json(&["route", "add", "alpha", "beta", "--max-hops", "1000000"]);
+    let mut paster = fx.client();
+
+    let (mut routed, mut pasted, mut by_ctl) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..SAMPLES {
+        // A: the route hands the turn over.
+        route(|id, route| Message::RouteResume { id, route });
+        let text = format!("reply {i} from alpha");
+        let started = Instant::now();
+        alpha.send_turn(&text);
+        let data = beta.injected();
+        routed.push(started.elapsed());
+        alpha.turn_recorded();
+        assert_eq!(data, format!("{text}\r").into_bytes());
+        beta.took_a_line();
+        route(|id, route| Message::RoutePause { id, route });
+
+        // B: the same kind of turn, captured, then pasted over an open connection.
+        let text = format!("pasted {i} from alpha");
+        alpha.turn(&text);
+        let reply = paster.request(|id| Message::Capture {
+            id,
+            session: "alpha".into(),
+        });
+        assert!(matches!(reply, Ok(Message::Captured { .. })), "{reply:?}");
+        let started = Instant::now();
+        paster
+            .send(&Message::Paste {
+                id: 9,
+                session: "beta".into(),
+                format: clippy_proto::Format::Text,
+            })
+            .unwrap();
+        let data = beta.injected();
+        pasted.push(started.elapsed());
+        assert_eq!(data, text.as_bytes());
+        assert!(matches!(paster.recv(), Ok(Message::Done { id: 9 })));
+
+        // C: `clippy-ctl paste` of the turn captured for B.
+        let mut ctl = fx
+            .ctl_command(&["paste", "beta"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let data = beta.injected();
+        by_ctl.push(started.elapsed());
+        assert_eq!(data, text.as_bytes());
+        assert!(ctl.wait().unwrap().success());
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let mut lines = Vec::new();
+    for (label, samples) in [
+        ("A route: turn_completed -> inject", &mut routed),
+        (
+            "B paste on an open connection: paste -> inject",
+            &mut pasted,
+        ),
+        ("C clippy-ctl paste: spawn -> inject", &mut by_ctl),
+    ] {
+        samples.sort_unstable();
+        lines.push(format!(
+            "{label}: p50 {:.0} us, p99 {:.0} us, max {:.0} us",
+            us(percentile(samples, 0.5)),
+            us(percentile(samples, 0.99)),
+            us(percentile(samples, 1.0)),
+        ));
+    }
+    eprintln!(
+        "handoff latency, {SAMPLES} samples each, interleaved:\n  {}\n  route minus direct \
+         paste: p50 {:+.0} us, p99 {:+.0} us",
+        lines.join("\n  "),
+        us(percentile(&routed, 0.5)) - us(percentile(&pasted, 0.5)),
+        us(percentile(&routed, 0.99)) - us(percentile(&pasted, 0.99)),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // h. Bad input
 // ---------------------------------------------------------------------------------------------
 
