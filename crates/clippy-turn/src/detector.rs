@@ -98,6 +98,12 @@ pub enum Event {
         /// Whether pastes should now be wrapped in `ESC[200~ … ESC[201~`.
         enabled: bool,
     },
+    /// The input just fed holds at least one key a person pressed — text, Enter, Ctrl+C, Esc,
+    /// cursor or function keys, a paste — and not only what the terminal sends by itself
+    /// (cursor-position and device-attribute replies, status and mode reports, focus events,
+    /// mouse reports). Reported once per [`TurnDetector::feed_input`] call, before what the
+    /// keys caused.
+    KeysPressed,
 }
 
 /// A sans-I/O turn detector: feed it the child's output and the input written to the child,
@@ -249,7 +255,8 @@ impl TurnDetector {
             feed.finish(offset);
         }
         let core = &mut self.core;
-        self.input.feed(bytes, |key| match key {
+        let first = core.events.len();
+        let pressed = self.input.feed(bytes, |key| match key {
             Key::Submit(input) => core.submit(input),
             Key::Interrupt => {
                 if let Some(turn) = &mut core.turn {
@@ -257,6 +264,9 @@ impl TurnDetector {
                 }
             }
         });
+        if pressed {
+            self.core.events.insert(first, Event::KeysPressed);
+        }
         self.core.events.drain(..)
     }
 

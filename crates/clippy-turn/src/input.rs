@@ -5,6 +5,12 @@
 //! sequences — arrow keys, focus events, and the terminal's own replies such as cursor-position
 //! reports and device attributes — are never keystrokes. Enter inside a bracketed paste
 //! (`ESC[200~ … ESC[201~`) is part of the pasted text, not a submit.
+//!
+//! Whether a person pressed anything at all is told apart too: text, Enter, Ctrl+C, Esc, cursor
+//! and function keys and pastes are keys; what the terminal sends by itself — cursor-position
+//! (`CSI r;c R`) and device-attribute (`CSI ? … c`) replies, status and mode reports (`CSI … n`,
+//! `CSI … $ y`, `CSI … t`, `CSI ? … u`), focus events (`CSI I`, `CSI O`), mouse reports (SGR,
+//! urxvt and X10 encodings) and OSC/DCS/APC strings — is not.
 
 /// The typed line keeps at most this many bytes; the rest of a huge paste is dropped.
 const MAX_INPUT_BYTES: usize = 16 * 1024;
@@ -33,6 +39,8 @@ enum State {
     Paste,
     /// Inside a bracketed paste, after an ESC: collecting to see whether it is `[201~`.
     PasteEscape,
+    /// The raw bytes of an X10 mouse report (`ESC [ M b x y`) still to skip.
+    X10Mouse(u8),
 }
 
 /// A sans-I/O parser of the input stream.
@@ -50,12 +58,23 @@ pub(crate) struct InputParser {
 }
 
 impl InputParser {
-    /// Feeds input bytes, reporting submits and interrupts in order.
-    pub(crate) fn feed(&mut self, bytes: &[u8], mut on_key: impl FnMut(Key)) {
+    /// Feeds input bytes, reporting submits and interrupts in order; `true` when the bytes hold
+    /// at least one key a person pressed (not only the terminal's own reports). A lone ESC at
+    /// the end counts as the Esc key: terminals write their reports whole.
+    pub(crate) fn feed(&mut self, bytes: &[u8], mut on_key: impl FnMut(Key)) -> bool {
+        let mut pressed = false;
         for &byte in bytes {
-            let after_cr = std::mem::replace(&mut self.after_cr, false);
-            match self.state {
-                State::Ground => match byte {
+            pressed |= self.byte(byte, &mut on_key);
+        }
+        pressed || self.state == State::Escape
+    }
+
+    /// One byte; `true` when it is, or completes, a key.
+    fn byte(&mut self, byte: u8, on_key: &mut impl FnMut(Key)) -> bool {
+        let after_cr = std::mem::replace(&mut self.after_cr, false);
+        match self.state {
+            State::Ground => {
+                match byte {
                     b'\r' => {
                         self.after_cr = true;
                         on_key(Key::Submit(self.take_line()));
@@ -72,52 +91,84 @@ impl InputParser {
                     }
                     0x15 => self.line.clear(),
                     0x17 => self.delete_word(),
-                    0x1b => self.state = State::Escape,
+                    0x1b => {
+                        self.state = State::Escape;
+                        return false;
+                    }
                     0x00..=0x1f => {}
                     _ => self.push_byte(byte),
-                },
-                State::Escape => {
-                    self.state = State::Ground;
-                    match byte {
-                        b'[' => {
-                            self.csi.clear();
-                            self.state = State::Csi;
-                        }
-                        b'O' => self.state = State::Ss3,
-                        b']' | b'P' | b'_' | b'^' | b'X' => self.state = State::String(false),
-                        // Alt+Enter: a newline in the composer of most agent TUIs, never a submit.
-                        b'\r' | b'\n' => self.push_str("\n"),
-                        0x1b => self.state = State::Escape,
-                        _ => {}
-                    }
                 }
-                State::Csi => match byte {
-                    0x20..=0x3f => {
-                        if self.csi.len() < MAX_CSI_BYTES {
-                            self.csi.push(byte);
-                        }
+                true
+            }
+            State::Escape => {
+                self.state = State::Ground;
+                match byte {
+                    b'[' => {
+                        self.csi.clear();
+                        self.state = State::Csi;
+                        false
                     }
-                    0x40..=0x7e => {
-                        self.state = State::Ground;
-                        self.csi_key(byte, &mut on_key);
+                    b'O' => {
+                        self.state = State::Ss3;
+                        false
                     }
-                    0x1b => self.state = State::Escape,
-                    _ => self.state = State::Ground,
-                },
-                State::Ss3 => {
-                    self.state = State::Ground;
-                    // Keypad Enter in application keypad mode.
-                    if byte == b'M' {
-                        on_key(Key::Submit(self.take_line()));
+                    b']' | b'P' | b'_' | b'^' | b'X' => {
+                        self.state = State::String(false);
+                        false
                     }
+                    // Alt+Enter: a newline in the composer of most agent TUIs, never a submit.
+                    b'\r' | b'\n' => {
+                        self.push_str("\n");
+                        true
+                    }
+                    // Esc pressed, then another ESC: the first was a key.
+                    0x1b => {
+                        self.state = State::Escape;
+                        true
+                    }
+                    // Alt+key.
+                    _ => true,
                 }
-                State::String(after_esc) => match byte {
-                    0x07 | 0x18 | 0x1a => self.state = State::Ground,
-                    b'\\' if after_esc => self.state = State::Ground,
-                    0x1b => self.state = State::String(true),
-                    _ => self.state = State::String(false),
-                },
-                State::Paste => match byte {
+            }
+            State::Csi => match byte {
+                0x20..=0x3f => {
+                    if self.csi.len() < MAX_CSI_BYTES {
+                        self.csi.push(byte);
+                    }
+                    false
+                }
+                0x40..=0x7e => {
+                    self.state = State::Ground;
+                    self.csi_key(byte, on_key)
+                }
+                0x1b => {
+                    self.state = State::Escape;
+                    false
+                }
+                _ => {
+                    self.state = State::Ground;
+                    false
+                }
+            },
+            State::Ss3 => {
+                self.state = State::Ground;
+                // Keypad Enter in application keypad mode.
+                if byte == b'M' {
+                    on_key(Key::Submit(self.take_line()));
+                }
+                true
+            }
+            State::String(after_esc) => {
+                self.state = match byte {
+                    0x07 | 0x18 | 0x1a => State::Ground,
+                    b'\\' if after_esc => State::Ground,
+                    0x1b => State::String(true),
+                    _ => State::String(false),
+                };
+                false
+            }
+            State::Paste => {
+                match byte {
                     0x1b => {
                         self.csi.clear();
                         self.state = State::PasteEscape;
@@ -130,43 +181,91 @@ impl InputParser {
                     b'\n' | b'\t' => self.push_byte(byte),
                     0x00..=0x1f => {}
                     _ => self.push_byte(byte),
-                },
-                State::PasteEscape => {
-                    // Read the whole sequence: `[201~` ends the paste, anything else inside the
-                    // pasted text is dropped from the line.
-                    self.csi.push(byte);
-                    let complete = match self.csi.as_slice() {
-                        [b'['] => false,
-                        [_] => true,
-                        _ => (0x40..=0x7e).contains(&byte) || self.csi.len() >= MAX_CSI_BYTES,
-                    };
-                    if complete {
-                        self.state = if self.csi == b"[201~" {
-                            State::Ground
-                        } else {
-                            State::Paste
-                        };
-                    }
                 }
+                true
+            }
+            State::PasteEscape => {
+                // Read the whole sequence: `[201~` ends the paste, anything else inside the
+                // pasted text is dropped from the line.
+                self.csi.push(byte);
+                let complete = match self.csi.as_slice() {
+                    [b'['] => false,
+                    [_] => true,
+                    _ => (0x40..=0x7e).contains(&byte) || self.csi.len() >= MAX_CSI_BYTES,
+                };
+                if complete {
+                    self.state = if self.csi == b"[201~" {
+                        State::Ground
+                    } else {
+                        State::Paste
+                    };
+                }
+                true
+            }
+            State::X10Mouse(left) => {
+                self.state = if left > 1 {
+                    State::X10Mouse(left - 1)
+                } else {
+                    State::Ground
+                };
+                false
             }
         }
     }
 
-    fn csi_key(&mut self, final_byte: u8, on_key: &mut impl FnMut(Key)) {
+    /// The CSI sequence ending in `final_byte` (its parameters in `self.csi`): a key, or one of
+    /// the terminal's reports; `true` for a key.
+    fn csi_key(&mut self, final_byte: u8, on_key: &mut impl FnMut(Key)) -> bool {
         match (self.csi.as_slice(), final_byte) {
-            (b"200", b'~') => self.state = State::Paste,
+            (b"200", b'~') => {
+                self.state = State::Paste;
+                return true;
+            }
             // Kitty keyboard protocol: Enter and Ctrl+C without other modifiers.
-            (b"13" | b"13;1" | b"13;1:1", b'u') => on_key(Key::Submit(self.take_line())),
+            (b"13" | b"13;1" | b"13;1:1", b'u') => {
+                on_key(Key::Submit(self.take_line()));
+                return true;
+            }
             (b"99;5" | b"99;5:1", b'u') => {
                 self.line.clear();
                 on_key(Key::Interrupt);
+                return true;
             }
             // Shift+Enter in the kitty protocol inserts a newline.
-            (b"13;2" | b"13;2:1", b'u') => self.push_str("\n"),
-            // Everything else — cursor keys, replies (CPR `R`, DA `c`, focus `I`/`O`, mode
-            // reports `$y`), function keys — is not text and not a submit.
+            (b"13;2" | b"13;2:1", b'u') => {
+                self.push_str("\n");
+                return true;
+            }
             _ => {}
         }
+        // Everything else is neither text nor a submit: cursor and function keys (keys), or
+        // the terminal's own reports (not keys).
+        let params = self.csi.as_slice();
+        let numeric = params.iter().all(|b| b.is_ascii_digit() || *b == b';');
+        let report = match final_byte {
+            // Cursor position (`CSI r;c R`, `CSI ? r;c R`). Shift+F3 is `CSI 1;2 R` in some
+            // terminals too: a report is the likelier reading.
+            b'R' => true,
+            // Device attributes: `CSI ? … c`, `CSI > … c`, `CSI = … c`.
+            b'c' => true,
+            // Focus in and out.
+            b'I' | b'O' => params.is_empty(),
+            // X10 mouse: `CSI M` and three raw bytes.
+            b'M' if params.is_empty() => {
+                self.state = State::X10Mouse(3);
+                true
+            }
+            // SGR mouse (`CSI < b;x;y M|m`), urxvt mouse (`CSI b;x;y M`).
+            b'M' | b'm' => params.first() == Some(&b'<') || (final_byte == b'M' && numeric),
+            // Mode reports (`CSI ? n ; v $ y`).
+            b'y' => params.last() == Some(&b'$'),
+            // Status reports (`CSI 0 n`, `CSI ? … n`), window reports (`CSI 8;r;c t`), terminal
+            // parameters (`CSI … x`), the kitty keyboard flags (`CSI ? flags u`).
+            b'n' | b't' | b'x' => true,
+            b'u' => params.first() == Some(&b'?'),
+            _ => false,
+        };
+        !report
     }
 
     fn take_line(&mut self) -> String {
@@ -256,6 +355,75 @@ mod tests {
         assert_eq!(keys(b"abc\x03"), [Key::Interrupt]);
         assert_eq!(keys(b"\x1b[99;5u"), [Key::Interrupt]);
         assert_eq!(keys(b"hi\x1b[13u"), [submit("hi")]);
+    }
+
+    /// Whether each chunk, fed in turn, holds a key.
+    fn pressed(chunks: &[&[u8]]) -> Vec<bool> {
+        let mut parser = InputParser::default();
+        chunks.iter().map(|c| parser.feed(c, |_| {})).collect()
+    }
+
+    #[test]
+    fn the_terminals_own_reports_are_not_keys() {
+        for report in [
+            &b"\x1b[12;1R"[..],
+            b"\x1b[?12;1R",
+            b"\x1b[?64;1;2;6;22c",
+            b"\x1b[>41;354;0c",
+            b"\x1b[I",
+            b"\x1b[O",
+            b"\x1b[<0;10;5M",
+            b"\x1b[<0;10;5m",
+            b"\x1b[<35;80;24M",
+            b"\x1b[32;10;5M",
+            b"\x1b[M !!",
+            b"\x1b[?2004;1$y",
+            b"\x1b[0n",
+            b"\x1b[8;40;120t",
+            b"\x1b[?1u",
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+            b"\x1b]10;rgb:ffff/ffff/ffff\x07",
+            b"\x1bP1+r544e=787465726d\x1b\\",
+            b"\x1b[I\x1b[12;1R\x1b[O",
+        ] {
+            assert_eq!(pressed(&[report]), [false], "{report:?}");
+        }
+    }
+
+    #[test]
+    fn keys_are_keys() {
+        for key in [
+            &b"a"[..],
+            b"\r",
+            b"\x03",
+            b"\x7f",
+            b"\x1b",
+            b"\x1b[A",
+            b"\x1bOP",
+            b"\x1b[15~",
+            b"\x1b[13u",
+            b"\x1b[99;5u",
+            b"\x1bb",
+            b"\x1b[200~pasted\x1b[201~",
+            b"\x1b[12;1Rx",
+            b"\x1b[I\x1b[A",
+        ] {
+            assert_eq!(pressed(&[key]), [true], "{key:?}");
+        }
+    }
+
+    #[test]
+    fn a_report_cut_between_chunks_is_still_a_report() {
+        assert_eq!(
+            pressed(&[b"\x1b[12", b";1R", b"\x1b]11;rgb:0/0/0", b"\x1b\\"]),
+            [false, false, false, false]
+        );
+        // An X10 mouse report's three raw bytes are neither keys nor typed text.
+        assert_eq!(
+            pressed(&[b"\x1b[M", b" !", b"!", b"q"]),
+            [false, false, false, true]
+        );
+        assert_eq!(keys(b"\x1b[M !!ok\r"), [submit("ok")]);
     }
 
     #[test]
