@@ -52,23 +52,33 @@ enum Action {
 struct Performer {
     /// True from an ESC until `vte` dispatches the sequence it started.
     in_escape: bool,
-    /// Actions of the bytes fed since the last drain (at most a few: modes come in lists).
-    actions: Vec<Action>,
+    /// Actions of the bytes fed since the last drain (at most a few: modes come in lists), each
+    /// with how much of `printed` came before it: `vte` hands a run of plain text to `print`
+    /// and `execute` in one go, and the view must apply them in that order.
+    actions: Vec<(usize, Action)>,
     /// The last OSC payload, joined with `;`.
     osc: String,
-    /// Text `vte` printed itself (only when it returned to ground without telling us).
+    /// Text `vte` printed itself: it only prints in its ground state, so the escape sequence
+    /// ended, whether or not `vte` dispatched it.
     printed: Vec<u8>,
+}
+
+impl Performer {
+    fn act(&mut self, action: Action) {
+        self.actions.push((self.printed.len(), action));
+    }
 }
 
 impl vte::Perform for Performer {
     fn print(&mut self, c: char) {
+        self.in_escape = false;
         self.printed
             .extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
     }
 
     fn execute(&mut self, byte: u8) {
         if let Some(action) = c0_action(byte) {
-            self.actions.push(action);
+            self.act(action);
         }
     }
 
@@ -81,11 +91,15 @@ impl vte::Perform for Performer {
     ) {
         self.in_escape = false;
         match (intermediates, action) {
-            ([], _) => self.actions.extend(csi_action(action)),
+            ([], _) => {
+                if let Some(action) = csi_action(action) {
+                    self.act(action);
+                }
+            }
             ([b'?'], 'h' | 'l') => {
                 for param in params.iter() {
                     if let Some(&mode) = param.first() {
-                        self.actions.push(Action::Mode(mode, action == 'h'));
+                        self.act(Action::Mode(mode, action == 'h'));
                     }
                 }
             }
@@ -96,7 +110,7 @@ impl vte::Perform for Performer {
     fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
         self.in_escape = false;
         if intermediates.is_empty() && matches!(byte, b'D' | b'E' | b'M' | b'8' | b'c') {
-            self.actions.push(Action::LineBreak);
+            self.act(Action::LineBreak);
         }
     }
 
@@ -111,7 +125,7 @@ impl vte::Perform for Performer {
             }
             let _ = write!(self.osc, "{}", String::from_utf8_lossy(param));
         }
-        self.actions.push(Action::Osc);
+        self.act(Action::Osc);
     }
 
     fn terminated(&self) -> bool {
@@ -221,6 +235,9 @@ pub(crate) struct LineView {
     escape_len: usize,
     /// Whether the current escape sequence is an OSC (`ESC ]`).
     escape_is_osc: bool,
+    /// Whether the current escape sequence is a CSI (`ESC [`): it ends at its final byte even
+    /// when `vte` drops it without a dispatch (a malformed one), which is then up to us to see.
+    escape_is_csi: bool,
     /// The current line's text, as bytes: a character split across chunks rejoins here.
     line: Vec<u8>,
     /// Offset of the current line's first byte.
@@ -298,6 +315,7 @@ impl LineView {
                         self.escape_start = offset;
                         self.escape_len = 1;
                         self.escape_is_osc = false;
+                        self.escape_is_csi = false;
                         self.parser.advance(&mut self.performer, &[byte]);
                     } else if let Some(action) = c0_action(byte) {
                         self.apply(action, offset + 1, sink);
@@ -305,20 +323,45 @@ impl LineView {
                 }
                 Mode::Escape => {
                     let rest = &bytes[pos..];
+                    let after_intro = usize::from(self.escape_len == 1);
                     if self.escape_len == 1 {
                         self.escape_is_osc = rest[0] == b']';
+                        self.escape_is_csi = rest[0] == b'[';
                     }
+                    // A CSI is fed up to the byte that ends it (a final byte; CAN or SUB abort
+                    // it; an ESC starts another sequence), so that its end is known here.
+                    let csi_end = self
+                        .escape_is_csi
+                        .then(|| {
+                            rest.get(after_intro..)?
+                                .iter()
+                                .position(|&b| matches!(b, 0x40..=0x7e | 0x18 | 0x1a | 0x1b))
+                                .map(|i| after_intro + i)
+                        })
+                        .flatten();
                     let limit = if self.escape_is_osc {
                         rest.len()
                             .min(MAX_OSC_BYTES.saturating_sub(self.escape_len).max(1))
                     } else {
-                        rest.len()
+                        csi_end.map_or(rest.len(), |end| end + 1)
                     };
                     let used = self
                         .parser
                         .advance_until_terminated(&mut self.performer, &rest[..limit]);
                     pos += used;
                     self.escape_len += used;
+                    if let Some(end) = csi_end.filter(|&end| used == end + 1) {
+                        if rest[end] == 0x1b {
+                            // Another sequence begins: `vte` is in it now.
+                            self.escape_start = offset + end as u64;
+                            self.escape_len = 1;
+                            self.escape_is_csi = false;
+                            self.escape_is_osc = false;
+                        } else {
+                            // Dispatched, dropped or aborted: the CSI is over either way.
+                            self.performer.in_escape = false;
+                        }
+                    }
                     let end = base + pos as u64;
                     self.drain_performer(end, sink);
                     if !self.performer.in_escape {
@@ -352,20 +395,21 @@ impl LineView {
 
     /// Applies what `vte` reported for the bytes up to `end`.
     fn drain_performer(&mut self, end: u64, sink: &mut impl ViewSink) {
-        if !self.performer.printed.is_empty() {
-            let mut printed = std::mem::take(&mut self.performer.printed);
-            self.append(&printed);
-            printed.clear();
-            self.performer.printed = printed;
-        }
         let start = self.escape_start;
         let mut actions = std::mem::take(&mut self.performer.actions);
-        for action in actions.drain(..) {
+        let mut printed = std::mem::take(&mut self.performer.printed);
+        let mut appended = 0;
+        for (printed_before, action) in actions.drain(..) {
+            self.append(&printed[appended..printed_before]);
+            appended = printed_before;
             match action {
                 Action::Osc => sink.osc(&self.performer.osc, start, end),
                 other => self.apply(other, end, sink),
             }
         }
+        self.append(&printed[appended..]);
+        printed.clear();
+        self.performer.printed = printed;
         self.performer.actions = actions;
     }
 
@@ -473,6 +517,24 @@ mod tests {
 
     fn texts(c: &Collect) -> Vec<&str> {
         c.lines.iter().map(|(t, _)| t.as_str()).collect()
+    }
+
+    #[test]
+    fn text_after_a_dropped_csi_lands_in_order_whatever_the_chunking() {
+        // `1+2A`: a parameter after an intermediate, which `vte` drops without a dispatch. The
+        // text and line breaks after it keep their order, and the escape is over.
+        let stream = b"x\x1b[1+2Aab\ncd\x1b]133;A\x07";
+        let (whole, rest) = view(stream);
+        assert_eq!(texts(&whole), ["xab"]);
+        assert_eq!(rest, "cd");
+        assert_eq!(whole.oscs, [("133;A".to_owned(), 12, 20)]);
+        let mut view = LineView::default();
+        let mut bytewise = Collect::default();
+        for (i, byte) in stream.iter().enumerate() {
+            view.feed(std::slice::from_ref(byte), i as u64, &mut bytewise);
+        }
+        assert_eq!(bytewise.lines, whole.lines);
+        assert_eq!(bytewise.oscs, whole.oscs);
     }
 
     #[test]
