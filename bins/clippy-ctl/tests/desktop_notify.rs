@@ -395,13 +395,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
     );
 
     // An answer in a, captured: `captured a:1, <size>`, a normal notification for 4 s.
-    display.focus(&dir, &win_a);
-    display.xdotool(&dir, &["type", "--delay", "10", "say hello from a"]);
-    display.xdotool(&dir, &["key", "Return"]);
-    wait_for("a's turn", || {
-        (desktop::turns_of(&dir, "a") >= Some(1)).then_some(())
-    });
-    let turn = desktop::latest_turn(&dir, "a");
+    let turn = display.answer(&dir, &win_a, "a", "say hello from a");
     display.xdotool(&dir, &["key", "super+shift+c"]);
     let note = bus.nth(3, "the capture", || report(&bus));
     assert_eq!(

@@ -45,13 +45,7 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     let mut hotkeys = display.hotkeys(&dir, &hotkeys_log, &[], &[]);
 
     // An answer in a.
-    display.focus(&dir, &win_a);
-    display.xdotool(&dir, &["type", "--delay", "10", "say hello from a"]);
-    display.xdotool(&dir, &["key", "Return"]);
-    wait_for("a's turn", || {
-        (desktop::turns_of(&dir, "a") >= Some(1)).then_some(())
-    });
-    let turn = desktop::latest_turn(&dir, "a");
+    let turn = display.answer(&dir, &win_a, "a", "say hello from a");
     assert!(
         String::from_utf8_lossy(&turn).contains("answer: hello from a"),
         "{turn:?}"

@@ -199,6 +199,18 @@ impl Display {
         });
     }
 
+    /// Types `line` and Enter into `window`, the wrapped REPL of session `session` (its first
+    /// input), and returns the turn it answers with.
+    pub fn answer(&self, dir: &TempDir, window: &str, session: &str, line: &str) -> Vec<u8> {
+        self.focus(dir, window);
+        self.xdotool(dir, &["type", "--delay", "10", line]);
+        self.xdotool(dir, &["key", "Return"]);
+        wait_for(&format!("{session}'s turn"), || {
+            (super::turns_of(dir, session) >= Some(1)).then_some(())
+        });
+        super::latest_turn(dir, session)
+    }
+
     /// `clippy-ctl hotkeys ARGS` on this display with `env` added, logging to `log`; waits
     /// until it listens.
     pub fn hotkeys(&self, dir: &TempDir, log: &Path, args: &[&str], env: &[(&str, &str)]) -> Proc {
