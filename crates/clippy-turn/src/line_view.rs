@@ -323,13 +323,14 @@ impl LineView {
                 }
                 Mode::Escape => {
                     let rest = &bytes[pos..];
-                    let after_intro = usize::from(self.escape_len == 1);
                     if self.escape_len == 1 {
                         self.escape_is_osc = rest[0] == b']';
                         self.escape_is_csi = rest[0] == b'[';
                     }
                     // A CSI is fed up to the byte that ends it (a final byte; CAN or SUB abort
-                    // it; an ESC starts another sequence), so that its end is known here.
+                    // it; an ESC starts another sequence), so that its end is known here even
+                    // when `vte` drops it without a dispatch.
+                    let after_intro = usize::from(self.escape_len == 1);
                     let csi_end = self
                         .escape_is_csi
                         .then(|| {
@@ -350,20 +351,22 @@ impl LineView {
                         .advance_until_terminated(&mut self.performer, &rest[..limit]);
                     pos += used;
                     self.escape_len += used;
-                    if let Some(end) = csi_end.filter(|&end| used == end + 1) {
-                        if rest[end] == 0x1b {
-                            // Another sequence begins: `vte` is in it now.
-                            self.escape_start = offset + end as u64;
-                            self.escape_len = 1;
-                            self.escape_is_csi = false;
-                            self.escape_is_osc = false;
-                        } else {
-                            // Dispatched, dropped or aborted: the CSI is over either way.
-                            self.performer.in_escape = false;
-                        }
+                    if csi_end.is_some_and(|end| used == end + 1 && rest[end] != 0x1b) {
+                        // Dispatched, dropped or aborted: the CSI is over either way.
+                        self.performer.in_escape = false;
                     }
                     let end = base + pos as u64;
                     self.drain_performer(end, sink);
+                    if used > 0 && rest[used - 1] == 0x1b {
+                        // Whatever `vte` was in — a sequence, a string, or text it printed after
+                        // dropping a sequence — an ESC starts a new escape there, and `vte` is
+                        // in it now.
+                        self.performer.in_escape = true;
+                        self.escape_start = end - 1;
+                        self.escape_len = 1;
+                        self.escape_is_osc = false;
+                        self.escape_is_csi = false;
+                    }
                     if !self.performer.in_escape {
                         self.mode.0 = Mode::Ground;
                     } else if self.escape_is_osc && self.escape_len >= MAX_OSC_BYTES {
