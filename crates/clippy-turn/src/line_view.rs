@@ -346,6 +346,11 @@ impl LineView {
                     } else {
                         csi_end.map_or(rest.len(), |end| end + 1)
                     };
+                    // Nor past an ESC: one starts a new escape, at its own offset, below.
+                    let limit = rest[..limit]
+                        .iter()
+                        .position(|&b| b == 0x1b)
+                        .map_or(limit, |esc| esc + 1);
                     let used = self
                         .parser
                         .advance_until_terminated(&mut self.performer, &rest[..limit]);
