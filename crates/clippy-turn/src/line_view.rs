@@ -77,9 +77,20 @@ impl vte::Perform for Performer {
     }
 
     fn execute(&mut self, byte: u8) {
+        // CAN and SUB abort whatever sequence or string `vte` was in: it is back in its ground
+        // state, without a dispatch to say so.
+        if matches!(byte, 0x18 | 0x1a) {
+            self.in_escape = false;
+        }
         if let Some(action) = c0_action(byte) {
             self.act(action);
         }
+    }
+
+    fn unhook(&mut self) {
+        // A DCS string ended (by ST, CAN, SUB, or the ESC of the next sequence, which starts an
+        // escape of its own: `LineView::feed` sees that ESC).
+        self.in_escape = false;
     }
 
     fn csi_dispatch(
