@@ -214,6 +214,21 @@ impl<'a> SimpleCsi<'a> {
     }
 }
 
+/// How many bytes at the end of `bytes` begin a UTF-8 character that does not end there (what a
+/// UTF-8 decoder holds back for the next read).
+fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
+    let Some(lead) = (1..=bytes.len().min(3))
+        .map(|back| bytes.len() - back)
+        .find(|&i| bytes[i] & 0xc0 != 0x80)
+    else {
+        return 0;
+    };
+    match std::str::from_utf8(&bytes[lead..]) {
+        Err(e) if e.error_len().is_none() => bytes.len() - lead - e.valid_up_to(),
+        _ => 0,
+    }
+}
+
 fn c0_action(byte: u8) -> Option<Action> {
     match byte {
         b'\n' | 0x0b | 0x0c | b'\r' => Some(Action::LineBreak),
@@ -221,6 +236,20 @@ fn c0_action(byte: u8) -> Option<Action> {
         b'\t' => Some(Action::Space),
         _ => None,
     }
+}
+
+/// What an escape sequence is, by the first byte after the ESC that `vte` does not skip (it
+/// executes C0 controls there and ignores DEL, ESC and bytes from 0x80).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum EscapeKind {
+    #[default]
+    Undecided,
+    /// `ESC [`: it ends at its final byte even when `vte` drops it without a dispatch (a
+    /// malformed one), which is then up to the view to see.
+    Csi,
+    /// `ESC ]`: an OSC string, cut at [`MAX_OSC_BYTES`].
+    Osc,
+    Other,
 }
 
 /// Where the view is between escape sequences.
@@ -244,11 +273,8 @@ pub(crate) struct LineView {
     escape_start: u64,
     /// Bytes of the current escape sequence fed so far.
     escape_len: usize,
-    /// Whether the current escape sequence is an OSC (`ESC ]`).
-    escape_is_osc: bool,
-    /// Whether the current escape sequence is a CSI (`ESC [`): it ends at its final byte even
-    /// when `vte` drops it without a dispatch (a malformed one), which is then up to us to see.
-    escape_is_csi: bool,
+    /// What the current escape sequence is, once its introducing byte has come.
+    escape_kind: EscapeKind,
     /// The current line's text, as bytes: a character split across chunks rejoins here.
     line: Vec<u8>,
     /// Offset of the current line's first byte.
@@ -325,8 +351,7 @@ impl LineView {
                         self.performer.in_escape = true;
                         self.escape_start = offset;
                         self.escape_len = 1;
-                        self.escape_is_osc = false;
-                        self.escape_is_csi = false;
+                        self.escape_kind = EscapeKind::Undecided;
                         self.parser.advance(&mut self.performer, &[byte]);
                     } else if let Some(action) = c0_action(byte) {
                         self.apply(action, offset + 1, sink);
@@ -334,16 +359,25 @@ impl LineView {
                 }
                 Mode::Escape => {
                     let rest = &bytes[pos..];
-                    if self.escape_len == 1 {
-                        self.escape_is_osc = rest[0] == b']';
-                        self.escape_is_csi = rest[0] == b'[';
-                    }
+                    // The kind, and where the bytes after the introducing one begin in `rest`.
+                    let (kind, after_intro) = match self.escape_kind {
+                        EscapeKind::Undecided => rest
+                            .iter()
+                            .position(|b| (0x20..=0x7e).contains(b))
+                            .map_or((EscapeKind::Undecided, 0), |i| {
+                                let kind = match rest[i] {
+                                    b'[' => EscapeKind::Csi,
+                                    b']' => EscapeKind::Osc,
+                                    _ => EscapeKind::Other,
+                                };
+                                (kind, i + 1)
+                            }),
+                        kind => (kind, 0),
+                    };
                     // A CSI is fed up to the byte that ends it (a final byte; CAN or SUB abort
                     // it; an ESC starts another sequence), so that its end is known here even
                     // when `vte` drops it without a dispatch.
-                    let after_intro = usize::from(self.escape_len == 1);
-                    let csi_end = self
-                        .escape_is_csi
+                    let csi_end = (kind == EscapeKind::Csi)
                         .then(|| {
                             rest.get(after_intro..)?
                                 .iter()
@@ -351,7 +385,7 @@ impl LineView {
                                 .map(|i| after_intro + i)
                         })
                         .flatten();
-                    let limit = if self.escape_is_osc {
+                    let limit = if kind == EscapeKind::Osc {
                         rest.len()
                             .min(MAX_OSC_BYTES.saturating_sub(self.escape_len).max(1))
                     } else {
@@ -367,12 +401,28 @@ impl LineView {
                         .advance_until_terminated(&mut self.performer, &rest[..limit]);
                     pos += used;
                     self.escape_len += used;
+                    if used >= after_intro {
+                        // `vte` has read the introducing byte (a control before it may have
+                        // stopped it short).
+                        self.escape_kind = kind;
+                    }
                     if csi_end.is_some_and(|end| used == end + 1 && rest[end] != 0x1b) {
                         // Dispatched, dropped or aborted: the CSI is over either way.
                         self.performer.in_escape = false;
                     }
                     let end = base + pos as u64;
+                    let printed = !self.performer.printed.is_empty();
                     self.drain_performer(end, sink);
+                    if printed && !self.performer.in_escape {
+                        // `vte` printed, so it is in its ground state, perhaps holding the start
+                        // of a character cut by the end of what it was fed: the view takes that
+                        // over, and `vte` starts afresh (the view's own text handling goes on).
+                        let held = incomplete_utf8_tail(&rest[..used]);
+                        if held > 0 {
+                            self.parser = vte::Parser::new();
+                            self.append(&rest[used - held..used]);
+                        }
+                    }
                     if used > 0 && rest[used - 1] == 0x1b {
                         // Whatever `vte` was in — a sequence, a string, or text it printed after
                         // dropping a sequence — an ESC starts a new escape there, and `vte` is
@@ -380,12 +430,13 @@ impl LineView {
                         self.performer.in_escape = true;
                         self.escape_start = end - 1;
                         self.escape_len = 1;
-                        self.escape_is_osc = false;
-                        self.escape_is_csi = false;
+                        self.escape_kind = EscapeKind::Undecided;
                     }
                     if !self.performer.in_escape {
                         self.mode.0 = Mode::Ground;
-                    } else if self.escape_is_osc && self.escape_len >= MAX_OSC_BYTES {
+                    } else if self.escape_kind == EscapeKind::Osc
+                        && self.escape_len >= MAX_OSC_BYTES
+                    {
                         // Abandon the string: CAN makes `vte` dispatch what it has and return to
                         // ground; that partial payload is dropped, and the rest is skipped.
                         self.parser.advance(&mut self.performer, &[0x18]);
@@ -554,6 +605,30 @@ mod tests {
         }
         assert_eq!(bytewise.lines, whole.lines);
         assert_eq!(bytewise.oscs, whole.oscs);
+    }
+
+    #[test]
+    fn a_csi_behind_bytes_vte_skips_is_still_seen_to_end() {
+        // `vte` skips a C1 byte after the ESC and executes a CR: `ESC 0x93 \r [ 1 + 2 A` is a
+        // (dropped) CSI all the same, and what follows is text again, the CR a line break.
+        let (c, rest) = view(b"a\x1b\x93\r[1+2Ab\x1b]133;A\x07");
+        assert_eq!(texts(&c), ["a"]);
+        assert_eq!(rest, "b");
+        assert_eq!(c.oscs, [("133;A".to_owned(), 10, 18)]);
+    }
+
+    #[test]
+    fn incomplete_utf8_tails_are_measured_as_a_decoder_holds_them() {
+        assert_eq!(incomplete_utf8_tail(b"ab\xe2\x94"), 2);
+        assert_eq!(incomplete_utf8_tail(b"ab\xf0\x9f\xa6"), 3);
+        assert_eq!(incomplete_utf8_tail("ab│".as_bytes()), 0);
+        assert_eq!(
+            incomplete_utf8_tail(b"ab\xc0"),
+            0,
+            "never the start of a character"
+        );
+        assert_eq!(incomplete_utf8_tail(b"\x80\x80"), 0);
+        assert_eq!(incomplete_utf8_tail(b""), 0);
     }
 
     #[test]

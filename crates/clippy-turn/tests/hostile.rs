@@ -182,7 +182,8 @@ fn claude_titles_give_the_same_events_whole_or_byte_by_byte() {
 /// What the `line_view` fuzz target found, kept in `fuzz/regressions/line_view/` in its input
 /// layout (`[k, split × (k % 16), stream…]`): output around escape sequences that `vte` handles
 /// without telling — a malformed CSI it drops (`ESC [ ? … + 7 …`, a parameter after an
-/// intermediate), `ESC ESC`, an escape aborted by SUB, text that runs into the next ESC. The
+/// intermediate), `ESC ESC`, an escape aborted by SUB, a CSI behind bytes `vte` skips after the
+/// ESC, text that runs into the next ESC. The
 /// view used to apply the text and line breaks after a dropped CSI out of order, read an OSC
 /// after such text as text, start an OSC after `ESC ESC` at the first ESC or the second, and
 /// lose an OSC to a character `vte` held half-decoded after SUB, depending on the reads; so the
@@ -217,5 +218,5 @@ fn every_line_view_fuzz_finding_gives_the_same_turns_however_it_is_cut() {
         }
         found += 1;
     }
-    assert!(found >= 4, "the findings are in {}", dir.display());
+    assert!(found >= 5, "the findings are in {}", dir.display());
 }
