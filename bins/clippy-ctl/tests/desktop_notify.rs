@@ -36,6 +36,11 @@ const TOOLS: &[&str] = &[
 /// The freedesktop notification service's well-known bus name.
 const SERVICE: &str = "org.freedesktop.Notifications";
 
+/// `(urgency, expire_timeout)` of an error: critical, never expires.
+const CRITICAL: (Option<u8>, Option<i32>) = (Some(2), Some(0));
+/// `(urgency, expire_timeout)` of a success: normal, for 4 s.
+const NORMAL: (Option<u8>, Option<i32>) = (Some(1), Some(4000));
+
 /// A private D-Bus session bus, and `dbus-monitor` on it writing to [`Bus::log`].
 struct Bus {
     address: String,
@@ -363,22 +368,15 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
     };
 
     // An error: paste with the relay buffer still empty. Critical, and never expires.
-    display.focus(&dir, &win_b);
-    display.xdotool(&dir, &["key", "super+shift+v"]);
+    display.press(&dir, &win_b, "super+shift+v");
     let note = bus.nth(1, "the failed paste", || report(&bus));
     assert_eq!(note.app, "clippy", "{}", report(&bus));
     assert_eq!(note.summary, "clippy: paste failed", "{}", report(&bus));
     assert!(note.body.starts_with("buffer_empty: "), "{}", report(&bus));
-    assert_eq!(
-        (note.urgency, note.timeout),
-        (Some(2), Some(0)),
-        "{}",
-        report(&bus)
-    );
+    assert_eq!((note.urgency, note.timeout), CRITICAL, "{}", report(&bus));
 
     // An error of the desktop side: capture in a window that holds no session.
-    display.focus(&dir, &win_plain);
-    display.xdotool(&dir, &["key", "super+shift+c"]);
+    display.press(&dir, &win_plain, "super+shift+c");
     let note = bus.nth(2, "the failed capture", || report(&bus));
     assert_eq!(note.summary, "clippy: capture failed", "{}", report(&bus));
     assert!(
@@ -387,12 +385,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         "{}",
         report(&bus)
     );
-    assert_eq!(
-        (note.urgency, note.timeout),
-        (Some(2), Some(0)),
-        "{}",
-        report(&bus)
-    );
+    assert_eq!((note.urgency, note.timeout), CRITICAL, "{}", report(&bus));
 
     // An answer in a, captured: `captured a:1, <size>`, a normal notification for 4 s.
     let turn = display.answer(&dir, &win_a, "a", "say hello from a");
@@ -408,16 +401,10 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         "{}",
         report(&bus)
     );
-    assert_eq!(
-        (note.urgency, note.timeout),
-        (Some(1), Some(4000)),
-        "{}",
-        report(&bus)
-    );
+    assert_eq!((note.urgency, note.timeout), NORMAL, "{}", report(&bus));
 
     // Pasted into b.
-    display.focus(&dir, &win_b);
-    display.xdotool(&dir, &["key", "super+shift+v"]);
+    display.press(&dir, &win_b, "super+shift+v");
     let note = bus.nth(4, "the paste", || report(&bus));
     assert_eq!(
         (note.summary.as_str(), note.body.as_str()),
@@ -433,8 +420,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
 
     // Capture-and-copy in a: `captured a:1, <size>, copied to the clipboard`, and the
     // clipboard holds the turn's text.
-    display.focus(&dir, &win_a);
-    display.xdotool(&dir, &["key", "super+shift+x"]);
+    display.press(&dir, &win_a, "super+shift+x");
     let note = bus.nth(5, "the capture-and-copy", || report(&bus));
     assert_eq!(
         (note.summary.as_str(), note.body.as_str()),
@@ -449,7 +435,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         "{}",
         report(&bus)
     );
-    assert_eq!((note.urgency, note.timeout), (Some(1), Some(4000)));
+    assert_eq!((note.urgency, note.timeout), NORMAL);
     let clip = display.tool(&dir, "xclip", &["-selection", "clipboard", "-o"]);
     assert_eq!(clip, text, "{}", report(&bus));
 
@@ -469,7 +455,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         "{}",
         report(&bus)
     );
-    assert_eq!((note.urgency, note.timeout), (Some(2), Some(0)));
+    assert_eq!((note.urgency, note.timeout), CRITICAL);
     assert!(hotkeys.exited().is_none(), "{}", report(&bus));
 
     // One notification per event, each answered by dunst with an id of its own.
@@ -508,12 +494,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         "{}",
         report(&bus)
     );
-    assert_eq!(
-        (note.urgency, note.timeout),
-        (Some(2), Some(0)),
-        "{}",
-        report(&bus)
-    );
+    assert_eq!((note.urgency, note.timeout), CRITICAL, "{}", report(&bus));
     assert_eq!(hotkeys.wait().code(), Some(3), "{}", report(&bus));
     assert!(
         !read(&hotkeys_log).contains(&0x07),

@@ -60,8 +60,7 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     wait_for("Num Lock to be on", || display.num_lock().then_some(()));
     display.xdotool(&dir, &["key", "super+shift+c"]);
     wait_for("the capture", || log_says(&hotkeys_log, "captured a:1"));
-    display.focus(&dir, &win_b);
-    display.xdotool(&dir, &["key", "super+shift+v"]);
+    display.press(&dir, &win_b, "super+shift+v");
     wait_for("the paste", || log_says(&hotkeys_log, "pasted into b"));
     wait_for("b to receive the turn's text", || {
         (read(&log_b) == text).then_some(())
@@ -130,8 +129,7 @@ fn hotkeys_move_a_turn_between_two_xterms() {
         "BEL in {:?}",
         String::from_utf8_lossy(&read(&second_log))
     );
-    display.focus(&dir, &win_b);
-    display.xdotool(&dir, &["key", "ctrl+alt+p"]);
+    display.press(&dir, &win_b, "ctrl+alt+p");
     wait_for("the second client's paste", || {
         log_says(&second_log, "pasted into b")
     });

@@ -199,6 +199,12 @@ impl Display {
         });
     }
 
+    /// Focuses `window` and presses `keys` (`xdotool key` syntax) there.
+    pub fn press(&self, dir: &TempDir, window: &str, keys: &str) {
+        self.focus(dir, window);
+        self.xdotool(dir, &["key", keys]);
+    }
+
     /// Types `line` and Enter into `window`, the wrapped REPL of session `session` (its first
     /// input), and returns the turn it answers with.
     pub fn answer(&self, dir: &TempDir, window: &str, session: &str, line: &str) -> Vec<u8> {
