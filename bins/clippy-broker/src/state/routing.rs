@@ -900,6 +900,19 @@ mod tests {
             self.b_reports()
         }
 
+        /// b's program turns bracketed paste on.
+        fn b_brackets_pastes(&mut self) {
+            req(
+                &mut self.st,
+                self.b,
+                Message::BracketedPaste {
+                    id: 4,
+                    session: "b".into(),
+                    enabled: true,
+                },
+            );
+        }
+
         fn b_busy(&mut self) -> Vec<Action> {
             self.b_progress.mode = Mode::Busy;
             self.b_progress.inputs += 1;
@@ -1005,15 +1018,7 @@ mod tests {
     #[test]
     fn a_bracketed_target_gets_a_paste_then_enter_after_the_settle_delay() {
         let mut pair = Pair::new();
-        req(
-            &mut pair.st,
-            pair.b,
-            Message::BracketedPaste {
-                id: 4,
-                session: "b".into(),
-                enabled: true,
-            },
-        );
+        pair.b_brackets_pastes();
         pair.route(pair.spec());
         let actions = pair.a_answers("x");
         assert_eq!(
@@ -1030,15 +1035,7 @@ mod tests {
     #[test]
     fn exec_is_refused_while_a_handoff_is_typed_into_its_session() {
         let mut pair = Pair::new();
-        req(
-            &mut pair.st,
-            pair.b,
-            Message::BracketedPaste {
-                id: 4,
-                session: "b".into(),
-                enabled: true,
-            },
-        );
+        pair.b_brackets_pastes();
         pair.route(pair.spec());
         pair.a_answers("x");
         // Pasted, its Enter not yet pressed: b still says idle, but a command typed now would
