@@ -28,7 +28,7 @@ pub enum Tapped {
     /// Bytes the child wrote.
     Output(Vec<u8>),
     /// Bytes written to the child: from the user's terminal (`human`: the user's keys and the
-    /// terminal's own reports, which the tap tells apart), or injected by the broker.
+    /// terminal's own reports, which the detector tells apart), or injected by the broker.
     Input { bytes: Vec<u8>, human: bool },
     /// The terminal was resized.
     Resize { cols: u16, rows: u16 },

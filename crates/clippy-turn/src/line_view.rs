@@ -348,10 +348,7 @@ impl LineView {
                             continue;
                         }
                         self.mode.0 = Mode::Escape;
-                        self.performer.in_escape = true;
-                        self.escape_start = offset;
-                        self.escape_len = 1;
-                        self.escape_kind = EscapeKind::Undecided;
+                        self.begin_escape(offset);
                         self.parser.advance(&mut self.performer, &[byte]);
                     } else if let Some(action) = c0_action(byte) {
                         self.apply(action, offset + 1, sink);
@@ -427,10 +424,7 @@ impl LineView {
                         // Whatever `vte` was in — a sequence, a string, or text it printed after
                         // dropping a sequence — an ESC starts a new escape there, and `vte` is
                         // in it now.
-                        self.performer.in_escape = true;
-                        self.escape_start = end - 1;
-                        self.escape_len = 1;
-                        self.escape_kind = EscapeKind::Undecided;
+                        self.begin_escape(end - 1);
                     }
                     if !self.performer.in_escape {
                         self.mode.0 = Mode::Ground;
@@ -461,6 +455,14 @@ impl LineView {
                 }
             }
         }
+    }
+
+    /// An escape sequence begins with the ESC at offset `at` (`vte` is fed or has read it).
+    fn begin_escape(&mut self, at: u64) {
+        self.performer.in_escape = true;
+        self.escape_start = at;
+        self.escape_len = 1;
+        self.escape_kind = EscapeKind::Undecided;
     }
 
     /// Applies what `vte` reported for the bytes up to `end`.
