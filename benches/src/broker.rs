@@ -482,7 +482,11 @@ impl FakeWrapper {
             bracketed_paste: true,
             spool: None,
         };
-        match client.request(|id| Message::Register { id, session: info })? {
+        match client.request(|id| Message::Register {
+            id,
+            session: info,
+            progress: None,
+        })? {
             Message::Done { .. } => Ok(FakeWrapper {
                 client,
                 session: session.to_owned(),

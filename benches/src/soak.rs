@@ -207,6 +207,13 @@ pub struct Report {
     pub broker_rss_bound_kib: u64,
     /// The bound every wrapper's peak (`VmHWM`) is checked against, KiB.
     pub wrapper_rss_bound_kib: u64,
+    /// The session whose wrapper peaked highest.
+    pub largest_wrapper: String,
+    /// Wrapper connections the broker lost during the run (a session `gone` in its log before
+    /// the end): each is a window in which clients found the session missing.
+    pub links_dropped: u64,
+    /// The broker's log lines worth reading: warnings, errors and sessions gone (at most 20).
+    pub broker_log: Vec<String>,
     /// What went wrong (empty: the soak passed).
     pub problems: Vec<String>,
 }
@@ -243,6 +250,12 @@ impl Report {
                 self.wait_skipped
             ));
         }
+        if self.links_dropped > 0 {
+            out.push(format!(
+                "the broker lost {} wrapper connections under load",
+                self.links_dropped
+            ));
+        }
         for (op, stats) in &self.ops {
             if stats.failures > 0 {
                 out.push(format!(
@@ -260,8 +273,8 @@ impl Report {
         }
         if self.wrapper_rss_max.1.hwm_kib > self.wrapper_rss_bound_kib {
             out.push(format!(
-                "a wrapper's RSS peaked at {} KiB, over its bound {} KiB",
-                self.wrapper_rss_max.1.hwm_kib, self.wrapper_rss_bound_kib
+                "{}'s wrapper's RSS peaked at {} KiB, over its bound {} KiB",
+                self.largest_wrapper, self.wrapper_rss_max.1.hwm_kib, self.wrapper_rss_bound_kib
             ));
         }
         out
@@ -300,6 +313,8 @@ impl Report {
             "turns_lost": self.turns_lost,
             "turns_corrupt": self.turns_corrupt,
             "stalled_sessions": self.stalled_sessions,
+            "links_dropped": self.links_dropped,
+            "broker_log": self.broker_log,
             "wait_for_matches": self.wait_matches,
             "wait_for_skipped": self.wait_skipped,
             "max_turn_bytes": self.max_turn_bytes,
@@ -315,6 +330,7 @@ impl Report {
                 "sum_end": rss(self.wrappers_rss_sum.1),
                 "max_start": rss(self.wrapper_rss_max.0),
                 "max_end": rss(self.wrapper_rss_max.1),
+                "largest": self.largest_wrapper,
                 "bound_kib": self.wrapper_rss_bound_kib,
             },
             "failures": self.failures(),
@@ -373,7 +389,8 @@ impl Report {
              Turns: {} completed, {} checked against the broker, **{} lost**, {} get_turn \
              replies corrupt, {} sessions whose turns stopped reaching the broker; largest turn \
              {} bytes.\n\
-             wait_for: {} matches, **{} skipped or repeated**.\n",
+             wait_for: {} matches, **{} skipped or repeated**.\n\
+             Wrapper connections the broker lost: **{}**.\n",
             mib(self.broker_rss.0.rss_kib),
             mib(self.broker_rss.1.rss_kib),
             mib(self.broker_rss.1.hwm_kib),
@@ -395,7 +412,15 @@ impl Report {
             self.max_turn_bytes,
             self.wait_matches,
             self.wait_skipped,
+            self.links_dropped,
         );
+        if !self.broker_log.is_empty() {
+            out.push_str("\nFrom the broker's log:\n\n```\n");
+            for line in &self.broker_log {
+                let _ = writeln!(out, "{line}");
+            }
+            out.push_str("```\n");
+        }
         let failures = self.failures();
         if failures.is_empty() {
             out.push_str("\nResult: **passed**.\n");
@@ -1110,10 +1135,19 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
             }
         }
     }
+    let (links_dropped, notable) = broker_log_notes(&world.dir.path().join("broker.log"));
+    report.links_dropped = links_dropped;
+    report.broker_log = notable;
     report.broker_rss = (broker_start, rss_of(broker_pid));
     let (wrappers_sum_end, wrapper_max_end) = wrappers(&wrapper_pids);
     report.wrappers_rss_sum = (wrappers_sum_start, wrappers_sum_end);
     report.wrapper_rss_max = (wrapper_max_start, wrapper_max_end);
+    report.largest_wrapper = world
+        .sessions
+        .iter()
+        .max_by_key(|s| rss_of(s.wrapper.pid()).hwm_kib)
+        .map(|s| s.name.clone())
+        .unwrap_or_default();
     report.broker_rss_peak_kib = peak.lock().map_or(0, |p| *p);
     // What a ring may hold: `ring_depth` turns of the largest size, raw and rendered. The broker
     // holds one ring per session, each wrapper its own (to send again after a reconnect); the
@@ -1140,6 +1174,22 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     drop(world);
     let _ = sink_drain.join();
     Ok(report)
+}
+
+/// Reads the broker's log: how many sessions it lost with their wrapper's connection, and its
+/// warnings, errors and lost sessions (the first 20 such lines).
+fn broker_log_notes(path: &Path) -> (u64, Vec<String>) {
+    let log = std::fs::read_to_string(path).unwrap_or_default();
+    let mut dropped = 0;
+    let mut notable = Vec::new();
+    for line in log.lines() {
+        let gone = line.contains(" gone: its wrapper's connection");
+        dropped += u64::from(gone);
+        if (gone || line.contains(" WARN ") || line.contains(" ERROR ")) && notable.len() < 20 {
+            notable.push(line.to_owned());
+        }
+    }
+    (dropped, notable)
 }
 
 /// Writes `target/soak-report.json` and `target/soak-report.md` under `target`.

@@ -17,8 +17,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, ProtoError, Role,
-    SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
+    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, Progress,
+    ProtoError, Role, SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
     CLIPBOARD_SINK, FILE_SINK, Format, INJECT_SINK, Registry, RegistryConfig, RegistryError,
@@ -535,7 +535,11 @@ impl State {
                 ErrorReason::NotAllowed,
                 "hello was already said on this connection",
             )),
-            Message::Register { id, session } => self.register(conn, id, session, out),
+            Message::Register {
+                id,
+                session,
+                progress,
+            } => self.register(conn, id, session, progress, out),
             Message::Deregister { id, session } => self.deregister(conn, id, &session, out),
             Message::TurnCompleted { id, session, turn } => {
                 self.turn_completed(conn, id, &session, turn, now_ms, out)
@@ -681,6 +685,7 @@ impl State {
         conn: ConnId,
         id: u32,
         info: SessionInfo,
+        progress: Option<Progress>,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         let session = info.session.clone();
@@ -747,6 +752,9 @@ impl State {
                 entry.info.pid, entry.info.command
             ),
         ));
+        if let Some(progress) = progress {
+            self.progress(conn, id, &session, progress, out)?;
+        }
         Ok(Outcome::Reply(Message::Done { id }))
     }
 
@@ -1222,6 +1230,7 @@ mod tests {
             Message::Register {
                 id: 2,
                 session: info,
+                progress: None,
             },
         )
     }
@@ -1402,6 +1411,7 @@ mod tests {
             Message::Register {
                 id: 3,
                 session: info("s", None, false),
+                progress: None,
             },
         );
         assert_eq!(reason, ErrorReason::NotAllowed);
@@ -1433,6 +1443,7 @@ mod tests {
             Message::Register {
                 id: 10,
                 session: info("s", None, false),
+                progress: None,
             },
             Message::Deregister {
                 id: 11,
@@ -1664,6 +1675,7 @@ mod tests {
             Message::Register {
                 id: 2,
                 session: info("aaa", None, false),
+                progress: None,
             },
         );
         assert_eq!(reason, ErrorReason::DuplicateSession);
@@ -1718,6 +1730,7 @@ mod tests {
                 Message::Register {
                     id: 2,
                     session: info(bad, None, false),
+                    progress: None,
                 },
             );
             assert_eq!(reason, ErrorReason::MissingField);

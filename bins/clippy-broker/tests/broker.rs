@@ -287,12 +287,14 @@ fn every_request_error_reason_is_produced() {
     let (reason, _) = refused(&mut other, |id| Message::Register {
         id,
         session: session_info("aaa", None, false),
+        progress: None,
     });
     assert_eq!(reason, ErrorReason::DuplicateSession);
     // not_allowed: wrapper messages from a client, a second hello, a reply sent to the broker.
     let (reason, _) = refused(&mut client, |id| Message::Register {
         id,
         session: session_info("ccc", None, false),
+        progress: None,
     });
     assert_eq!(reason, ErrorReason::NotAllowed);
     let (reason, _) = refused(&mut client, |id| Message::Hello {

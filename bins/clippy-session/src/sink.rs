@@ -4,9 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use clippy_proto::{Progress, SessionInfo, TurnData};
 use clippy_turn::Turn;
@@ -226,44 +225,30 @@ impl Sink {
         loop {
             let next = if held_progress.is_some() {
                 match rx.try_recv() {
-                    Ok(input) => Ok(input),
+                    Ok(input) => Some(input),
                     Err(TryRecvError::Empty) => {
                         self.progress(held_progress.take());
                         continue;
                     }
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                    Err(TryRecvError::Disconnected) => None,
                 }
             } else {
-                match self.link.as_ref().and_then(BrokerLink::next_attempt) {
-                    Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
-                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                }
+                rx.recv().ok()
             };
-            if let Ok(SinkInput::Session(SessionEvent::Progress(progress))) = next {
+            if let Some(SinkInput::Session(SessionEvent::Progress(progress))) = next {
                 held_progress = Some(progress);
                 continue;
             }
             self.progress(held_progress.take());
             match next {
-                Ok(SinkInput::Session(SessionEvent::Ended))
-                | Err(RecvTimeoutError::Disconnected) => break,
-                Ok(SinkInput::Session(event)) => self.session_event(event),
-                Ok(SinkInput::Rendered(rendered)) => self.turn_rendered(*rendered),
-                Ok(SinkInput::Broker(FromBroker::Inject(data))) => {
+                Some(SinkInput::Session(SessionEvent::Ended)) | None => break,
+                Some(SinkInput::Session(event)) => self.session_event(event),
+                Some(SinkInput::Rendered(rendered)) => self.turn_rendered(*rendered),
+                Some(SinkInput::Broker(FromBroker::Inject(data))) => {
                     self.options.injector.pass(FromBrokerCommand::Input(data));
                 }
-                Ok(SinkInput::Broker(FromBroker::Terminate)) => {
+                Some(SinkInput::Broker(FromBroker::Terminate)) => {
                     self.options.injector.pass(FromBrokerCommand::Terminate);
-                }
-                Ok(SinkInput::Broker(FromBroker::Closed(generation))) => {
-                    if let Some(link) = &mut self.link {
-                        link.closed(generation);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Some(link) = &mut self.link {
-                        link.tick();
-                    }
                 }
             }
         }

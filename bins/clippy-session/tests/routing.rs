@@ -1279,7 +1279,11 @@ impl WireSession {
             bracketed_paste: false,
             spool: None,
         };
-        let reply = client.request(|id| Message::Register { id, session: info });
+        let reply = client.request(|id| Message::Register {
+            id,
+            session: info,
+            progress: None,
+        });
         assert!(matches!(reply, Ok(Message::Done { .. })), "{reply:?}");
         let mut wire = WireSession {
             client,

@@ -429,6 +429,10 @@ pub enum Message {
         id: u32,
         /// The session.
         session: SessionInfo,
+        /// The session's progress so far, when it has any: a session registered again after a
+        /// reconnection is at once as far as its spool, so cursors into it stay valid.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        progress: Option<Progress>,
     },
     /// A wrapper says its session ended.
     Deregister {

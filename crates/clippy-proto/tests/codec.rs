@@ -74,6 +74,12 @@ fn every_message() -> Vec<Message> {
                 bracketed_paste: true,
                 spool: Some("/run/user/1/clippy/sessions/abc/spool".into()),
             },
+            progress: Some(Progress {
+                spool_size: 4096,
+                prompts: 3,
+                turns: 2,
+                ..Progress::default()
+            }),
         },
         Message::Deregister {
             id: 3,

@@ -1236,6 +1236,46 @@ mod tests {
     }
 
     #[test]
+    fn a_session_registered_again_with_its_progress_keeps_its_cursors_valid() {
+        let mut fx = Fixture::new();
+        fx.output(b"hello\nworld\n");
+        fx.st.connection_closed(fx.wrapper);
+        // The broker let go of the spool; the wrapper, alive, still has it on disk.
+        fx.spools
+            .0
+            .lock()
+            .expect("not poisoned")
+            .insert(PathBuf::from("/spools/s1"), b"hello\nworld\n".to_vec());
+        let wrapper = connect(&mut fx.st, 3, Role::Wrapper);
+        let actions = fx.st.handle(
+            wrapper,
+            Message::Register {
+                id: 2,
+                session: info("s1", None, false),
+                progress: Some(fx.progress.clone()),
+            },
+            NOW,
+        );
+        assert_eq!(sent_to(&actions, wrapper), [Message::Done { id: 2 }]);
+        // Before any `progress` on the new connection, the spool is as far as it was.
+        let read = Message::Read {
+            id: 3,
+            session: "s1".into(),
+            from_cursor: 6,
+            max_bytes: None,
+        };
+        assert_eq!(
+            req(&mut fx.st, fx.client, read),
+            Message::SpoolData {
+                id: 3,
+                data: b"world\n".to_vec(),
+                cursor: 6,
+                resume_cursor: 12
+            }
+        );
+    }
+
+    #[test]
     fn a_session_without_a_spool_cannot_be_read_or_waited_on() {
         let mut st = State::with_spool_files(
             RegistryConfig {
@@ -1254,6 +1294,7 @@ mod tests {
             Message::Register {
                 id: 2,
                 session: info,
+                progress: None,
             },
         );
         let client = connect(&mut st, 2, Role::Client);

@@ -138,7 +138,11 @@ impl Broker {
         client.set_read_timeout(Some(WAIT)).expect("timeout");
         let info = session_info(session, name, bracketed_paste);
         let reply = client
-            .request(|id| Message::Register { id, session: info })
+            .request(|id| Message::Register {
+                id,
+                session: info,
+                progress: None,
+            })
             .expect("register");
         assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
         client

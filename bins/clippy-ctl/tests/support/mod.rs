@@ -683,7 +683,11 @@ impl FakeWrapper {
             spool: None,
         };
         let reply = client
-            .request(|id| Message::Register { id, session: info })
+            .request(|id| Message::Register {
+                id,
+                session: info,
+                progress: None,
+            })
             .expect("register");
         assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
         FakeWrapper {
