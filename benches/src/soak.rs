@@ -9,7 +9,12 @@
 //!   its prompt. The driver keeps a ledger of every turn it completed: its number and the exact
 //!   bytes it saw between the echo of its input and the prompt (the turn's content, as the
 //!   detector defines it), as length + FNV-1a hash.
-//! - **A sink session** (`burst.py --sink`, raw mode, reads and discards) takes the pastes.
+//! - **A sink session** (`burst.py --sink`, raw mode, reads and discards) takes the pastes. When
+//!   it falls behind, pastes are refused `busy` (flow control, counted but not a failure).
+//! - **Failures.** A turn lost or corrupt, a marker skipped, a request failing on the wire or
+//!   refused for another reason than `no_turn`, an empty relay buffer, a timed-out wait or a
+//!   busy sink; a wrapper connection the broker lost (its log says the session went); memory
+//!   over its bound.
 //! - **Clients.** `clients` threads, one broker connection each, issue `list_sessions`,
 //!   `get_turn`, `capture`, `paste` (into the sink), `wait_for` and `read` in turn, as fast as
 //!   they can. Client `c` waits with the regex `MARK-\d+\.` on session `c mod sessions`, always
@@ -831,7 +836,7 @@ fn client_loop(
                 let expected = matches!(
                     (OPS[op], reason),
                     (_, ErrorReason::NoTurn)
-                        | ("paste", ErrorReason::BufferEmpty)
+                        | ("paste", ErrorReason::BufferEmpty | ErrorReason::Busy)
                         | ("wait_for", ErrorReason::Timeout)
                 );
                 if !expected && result.problems.len() < 5 {

@@ -490,10 +490,10 @@ impl Server {
                         session,
                         message,
                     } => {
-                        let result = if self.send(conn, &message, &mut queue) {
-                            Ok(())
-                        } else {
-                            Err(SinkError::SessionDisconnected { session })
+                        let result = match self.inject_backlog(conn) {
+                            Some(queued) => Err(SinkError::InputBacklog { session, queued }),
+                            None if self.send(conn, &message, &mut queue) => Ok(()),
+                            None => Err(SinkError::SessionDisconnected { session }),
                         };
                         let now = self.now_ms();
                         queue.extend(
@@ -595,6 +595,16 @@ impl Server {
             self.flush_with(id, queue);
         }
         self.conns.contains_key(&id)
+    }
+
+    /// The bytes queued to wrapper connection `id` when an injection must not be added to
+    /// them: over [`clippy_proto::INPUT_BACKLOG_LIMIT`], or over half the connection's frame
+    /// bound (past which it would be disconnected). The injection is refused `busy` instead.
+    fn inject_backlog(&self, id: ConnId) -> Option<usize> {
+        let conn = self.conns.get(&id)?;
+        (conn.queued > clippy_proto::INPUT_BACKLOG_LIMIT
+            || conn.out.len() >= self.config.queue_max_frames / 2)
+            .then_some(conn.queued)
     }
 
     /// Writes what the socket of `id` takes now (it said it is writable), then feeds it more

@@ -89,7 +89,8 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delivery {
     /// Queue `message` (an `inject`) to the target wrapper's connection `conn`. Fails with
-    /// [`SinkError::SessionDisconnected`] when that connection is gone or its queue is full.
+    /// [`SinkError::InputBacklog`] when much is queued to it already (its program is not
+    /// reading), and [`SinkError::SessionDisconnected`] when that connection is gone.
     Inject {
         /// The target wrapper's connection.
         conn: ConnId,
@@ -406,6 +407,9 @@ impl State {
                 ErrorReason::SessionNotFound,
                 format!("no session {session}"),
             ),
+            Err(error @ SinkError::InputBacklog { .. }) => {
+                Message::error(reply_id, ErrorReason::Busy, error.to_string())
+            }
             Err(error) => Message::error(reply_id, ErrorReason::SinkFailed, error.to_string()),
         };
         out.push(Action::Send(reply_to, reply));
@@ -871,19 +875,14 @@ impl State {
                 refusal
             }
         })?;
-        let entry = self
+        let conn = self.input_target(&session)?;
+        let bracketed = self
             .sessions
             .get(&session)
-            .filter(|entry| self.conns.contains_key(&entry.owner))
-            .ok_or_else(|| {
-                refuse(
-                    ErrorReason::SessionDisconnected,
-                    format!("session {session}'s wrapper is not connected"),
-                )
-            })?;
-        let data = inject_payload(format_of(format).select(record), entry.info.bracketed_paste);
+            .is_some_and(|entry| entry.info.bracketed_paste);
+        let data = inject_payload(format_of(format).select(record), bracketed);
         Ok(Outcome::Deliver(Delivery::Inject {
-            conn: entry.owner,
+            conn,
             session: session.clone(),
             message: Message::Inject {
                 id: 0,
@@ -2175,6 +2174,27 @@ mod tests {
                 ..
             }]
         ));
+        // A target whose program has not taken what it was given is busy.
+        let blocked = Progress {
+            input_blocked: true,
+            ..Progress::default()
+        };
+        let progress = |blocked| Message::Progress {
+            id: 4,
+            session: "aaa".into(),
+            progress: blocked,
+        };
+        req(&mut st, w, progress(blocked));
+        let actions = paste(&mut st, client, "aaa", WireFormat::Raw);
+        assert!(matches!(
+            sent_to(&actions, client).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::Busy,
+                ..
+            }]
+        ));
+        req(&mut st, w, progress(Progress::default()));
+        delivery(&paste(&mut st, client, "aaa", WireFormat::Raw));
     }
 
     #[test]

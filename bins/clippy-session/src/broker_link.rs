@@ -82,7 +82,10 @@ pub struct Overflow;
 pub struct Outbox {
     info: SessionInfo,
     held: VecDeque<Arc<TurnData>>,
+    /// The latest progress from the tap, without `input_blocked`, which the loop tells the link
+    /// directly.
     progress: Option<Progress>,
+    input_blocked: bool,
     /// `None` while there is no connection.
     queue: Option<VecDeque<Pending>>,
     unsent_turns: usize,
@@ -104,6 +107,7 @@ impl Outbox {
             info,
             held: VecDeque::new(),
             progress: None,
+            input_blocked: false,
             queue: None,
             unsent_turns: 0,
             unsent_bytes: 0,
@@ -126,6 +130,26 @@ impl Outbox {
     /// written.
     pub fn progress(&mut self, progress: Progress) {
         self.progress = Some(progress);
+        self.queue_progress();
+    }
+
+    /// The child stopped taking its input, or took it again: sent with the progress.
+    pub fn input_blocked(&mut self, blocked: bool) {
+        self.input_blocked = blocked;
+        if self.progress.is_some() {
+            self.queue_progress();
+        }
+    }
+
+    /// The progress to report: the tap's, with whether the input is blocked.
+    fn current_progress(&self) -> Option<Progress> {
+        self.progress.clone().map(|progress| Progress {
+            input_blocked: self.input_blocked,
+            ..progress
+        })
+    }
+
+    fn queue_progress(&mut self) {
         let queued = self
             .queue
             .as_ref()
@@ -185,7 +209,7 @@ impl Outbox {
 
     /// What to send in `register` on a new connection: the session and its progress so far.
     pub fn registration(&self) -> (SessionInfo, Option<Progress>) {
-        (self.info.clone(), self.progress.clone())
+        (self.info.clone(), self.current_progress())
     }
 
     /// A new connection registered with `registered` (from [`Outbox::registration`]): queues
@@ -197,7 +221,7 @@ impl Outbox {
         for turn in self.held.clone() {
             let _ = self.push(Pending::Turn(turn));
         }
-        if self.progress != registered.1 {
+        if self.current_progress() != registered.1 {
             let _ = self.push(Pending::Progress);
         }
         if self.info.bracketed_paste != registered.0.bracketed_paste {
@@ -242,7 +266,7 @@ impl Outbox {
             Pending::Progress => Message::Progress {
                 id,
                 session,
-                progress: self.progress.clone().unwrap_or_default(),
+                progress: self.current_progress().unwrap_or_default(),
             },
             Pending::BracketedPaste(enabled) => Message::BracketedPaste {
                 id,
@@ -343,6 +367,12 @@ impl BrokerLink {
     /// Reports the spool's size and the session's mode.
     pub fn progress(&mut self, progress: Progress) {
         self.shared.update(|link| link.outbox.progress(progress));
+    }
+
+    /// Reports whether the child stopped taking its input.
+    pub fn input_blocked(&mut self, blocked: bool) {
+        self.shared
+            .update(|link| link.outbox.input_blocked(blocked));
     }
 
     /// Reports the child's bracketed-paste mode.
@@ -722,6 +752,26 @@ mod tests {
         // …and written turns no longer count.
         assert_eq!(outbox.turn(turn(3001, big)), Ok(()));
         assert_eq!(drain(&mut outbox).len(), HELD_TURNS);
+    }
+
+    #[test]
+    fn blocked_input_goes_out_with_the_latest_progress_and_in_the_registration() {
+        let mut outbox = Outbox::new(info());
+        // Nothing to say before the first progress.
+        outbox.input_blocked(true);
+        outbox.progress(progress(10));
+        assert_eq!(outbox.registration().1.map(|p| p.input_blocked), Some(true));
+        connect(&mut outbox);
+        assert_eq!(drain(&mut outbox), Vec::<String>::new());
+        outbox.input_blocked(false);
+        let Next::Write(message) = outbox.next() else {
+            panic!("a progress is queued");
+        };
+        assert!(matches!(
+            *message,
+            Message::Progress { ref progress, .. }
+                if !progress.input_blocked && progress.spool_size == 10
+        ));
     }
 
     #[test]

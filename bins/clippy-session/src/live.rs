@@ -5,6 +5,7 @@
 //! turns to the sink thread (rendering, the turn log, later the broker, `sink.rs`). The loop
 //! never waits on either.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
@@ -164,7 +165,9 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
         tap,
         injected: inject_rx,
         tap_out: Vec::with_capacity(TAP_BATCH),
-        pending_input: Vec::new(),
+        pending_input: VecDeque::new(),
+        input_blocked: false,
+        events: events.clone(),
         guard,
     };
     let status = session.pump(&mut child, &signals);
@@ -209,8 +212,14 @@ struct Session {
     injected: std::sync::mpsc::Receiver<FromBrokerCommand>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
     tap_out: Vec<u8>,
-    /// Input read from the user that the child has not taken yet.
-    pending_input: Vec<u8>,
+    /// Input (read from the user, or injected) that the child has not taken yet; taken from the
+    /// front a PTY buffer at a time.
+    pending_input: VecDeque<u8>,
+    /// Whether more than [`clippy_proto::INPUT_BACKLOG_LIMIT`] bytes of it wait, as last told
+    /// to the sink thread (whose link reports it to the broker, which then injects nothing more).
+    input_blocked: bool,
+    /// The sink thread, told directly (not through the tap, which may be busy detecting).
+    events: sink::Events,
     guard: Option<RawModeGuard>,
 }
 
@@ -383,7 +392,7 @@ impl Session {
             return Ok(false);
         }
         let bytes = &buf[..n];
-        self.pending_input.extend_from_slice(bytes);
+        self.pending_input.extend(bytes);
         self.flush_input()?;
         self.flush_tap();
         self.tap.send(Tapped::Input {
@@ -400,7 +409,7 @@ impl Session {
         while let Ok(command) = self.injected.try_recv() {
             match command {
                 FromBrokerCommand::Input(data) => {
-                    self.pending_input.extend_from_slice(&data);
+                    self.pending_input.extend(&data);
                     self.flush_tap();
                     self.tap.send(Tapped::Input {
                         bytes: data,
@@ -422,10 +431,22 @@ impl Session {
         }
     }
 
-    /// Writes pending input to the child as far as it takes it.
+    /// Writes pending input to the child as far as it takes it, and tells the sink thread when
+    /// the backlog crosses [`clippy_proto::INPUT_BACKLOG_LIMIT`].
     fn flush_input(&mut self) -> Result<(), SessionError> {
+        let written = self.write_input();
+        let blocked = self.pending_input.len() > clippy_proto::INPUT_BACKLOG_LIMIT;
+        if blocked != self.input_blocked {
+            self.input_blocked = blocked;
+            self.events.send(SessionEvent::InputBlocked(blocked));
+        }
+        written
+    }
+
+    fn write_input(&mut self) -> Result<(), SessionError> {
         while !self.pending_input.is_empty() {
-            match (&self.master).write(&self.pending_input) {
+            let (front, _) = self.pending_input.as_slices();
+            match (&self.master).write(front) {
                 Ok(n) => {
                     self.pending_input.drain(..n);
                 }

@@ -37,6 +37,9 @@ pub enum SessionEvent {
     Progress(Box<Progress>),
     /// The spool could not be written (reported once; the session goes on).
     SpoolFailed(String),
+    /// The child stopped taking its input, or took it again
+    /// ([`clippy_proto::Progress::input_blocked`]).
+    InputBlocked(bool),
     /// The session is over: deregister and finish.
     Ended,
 }
@@ -327,6 +330,11 @@ impl Sink {
                 }
             }
             SessionEvent::Progress(progress) => self.progress(Some(progress)),
+            SessionEvent::InputBlocked(blocked) => {
+                if let Some(link) = &mut self.link {
+                    link.input_blocked(blocked);
+                }
+            }
             SessionEvent::SpoolFailed(reason) => {
                 eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r");
             }

@@ -930,3 +930,78 @@ fn a_broker_stalled_for_seconds_keeps_the_session_and_gets_every_later_turn() {
         .collect();
     assert_eq!(comings_and_goings, ["session.registered"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// g. A program that does not read its input
+// ---------------------------------------------------------------------------------------------
+
+/// What is injected into a program that does not read waits in its wrapper, up to about
+/// `INPUT_BACKLOG_LIMIT`; then the broker answers `busy` instead of piling more on. Once the
+/// program reads, every byte it was given arrives, in order, and input flows again.
+#[test]
+fn a_program_that_does_not_read_gets_busy_instead_of_unbounded_input() {
+    let dir = TempDir::new();
+    let _brokers = BrokerGuard::new(&dir);
+    let _broker = Broker::start(&dir, &[]);
+    let flag = dir.path().join("read-now");
+    let script = format!(
+        "import os, time, tty\n\
+         tty.setraw(0)\n\
+         print('deaf> ', end='', flush=True)\n\
+         while not os.path.exists({flag:?}):\n    time.sleep(0.05)\n\
+         total = 0\n\
+         while True:\n    data = os.read(0, 65536)\n    total += len(data)\n    \
+         if data.endswith(b'#'):\n        break\n\
+         print('got', total, flush=True)\n\
+         time.sleep(60)\n",
+        flag = flag.to_str().unwrap()
+    );
+    let mut term = Spawn::wrapper(
+        &dir,
+        ["--name", "deaf", "--", python(), "-c", script.as_str()],
+    )
+    .start();
+    term.expect("deaf> ");
+    let id = id_of(&dir, "deaf");
+    let mut c = client(&dir);
+    let send = |c: &mut clippy_proto::Client, data: Vec<u8>| {
+        c.request(|rid| Message::Send {
+            id: rid,
+            session: id.clone(),
+            data,
+        })
+    };
+
+    let chunk = vec![b'x'; 256 * 1024];
+    let mut accepted = 0usize;
+    let refusal = loop {
+        match send(&mut c, chunk.clone()) {
+            Ok(_) => accepted += chunk.len(),
+            Err(e) => break e,
+        }
+        assert!(
+            accepted < 16 * 1024 * 1024,
+            "{accepted} bytes accepted for a program that reads none"
+        );
+    };
+    assert!(
+        matches!(
+            &refusal,
+            ProtoError::Broker { reason: clippy_proto::ErrorReason::Busy, message, .. }
+                if message.contains("has not taken the input")
+        ),
+        "{refusal:?}"
+    );
+    assert!(
+        accepted > clippy_proto::INPUT_BACKLOG_LIMIT,
+        "busy after {accepted} bytes"
+    );
+
+    std::fs::write(&flag, b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while send(&mut c, b"#".to_vec()).is_err() {
+        assert!(Instant::now() < deadline, "input never flowed again");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    term.expect(format!("got {}", accepted + 1));
+}

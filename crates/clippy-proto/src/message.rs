@@ -110,7 +110,15 @@ pub struct Progress {
     /// The line submitted since the latest prompt, if any (the running turn's, while busy).
     #[serde(default)]
     pub input: Option<String>,
+    /// The program has not taken the input it was given: over [`INPUT_BACKLOG_LIMIT`] bytes
+    /// (typed or injected) wait in the wrapper. The broker injects nothing more until it has.
+    #[serde(default)]
+    pub input_blocked: bool,
 }
+
+/// Bytes of input waiting for a session's program to take them past which the session reports
+/// [`Progress::input_blocked`].
+pub const INPUT_BACKLOG_LIMIT: usize = 1024 * 1024;
 
 /// How `wait_for` reads its pattern.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

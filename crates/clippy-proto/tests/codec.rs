@@ -153,6 +153,7 @@ fn every_message() -> Vec<Message> {
                 cwd: Some("/home/me".into()),
                 prompt_timestamp: Some(1_700_000_000_000),
                 input: None,
+                input_blocked: true,
             },
         },
         Message::Read {

@@ -188,6 +188,19 @@ pub enum SinkError {
         session: String,
     },
 
+    /// The target session's program has not taken the input it was given: `queued` bytes still
+    /// wait on their way to it. Nothing was injected; try again once it has read.
+    #[error(
+        "cannot inject into session {session:?}: its program has not taken the input it was \
+         given ({queued} bytes wait on their way to it)"
+    )]
+    InputBacklog {
+        /// The target session ID.
+        session: String,
+        /// Bytes queued to the session's wrapper.
+        queued: usize,
+    },
+
     /// Any other failure of a sink (the clipboard sink of `clippy-desktop`, a broker-provided
     /// send function), with its cause.
     #[error("sink {sink:?} failed: {source}")]

@@ -653,7 +653,7 @@ impl State {
         {
             inbox.delivering = None;
         }
-        if inbox.delivering.is_some() || entry.live.exec_running {
+        if inbox.delivering.is_some() || entry.live.exec_running || progress.input_blocked {
             return;
         }
         let Some(next) = inbox.queue.front() else {
@@ -973,6 +973,22 @@ mod tests {
         assert_eq!(handoff.route.as_deref(), Some("r1"));
         assert_eq!(handoff.turn_id.as_deref(), Some("a:1"));
         assert_eq!(handoff.hops, Some(1));
+    }
+
+    #[test]
+    fn a_target_that_has_not_taken_its_input_gets_its_handoff_once_it_has() {
+        let mut pair = Pair::new();
+        pair.route(pair.spec());
+        pair.b_progress.input_blocked = true;
+        pair.b_reports();
+        let actions = pair.a_answers("42");
+        assert!(
+            pair.typed_into_b(&actions).is_empty(),
+            "typed into a full input"
+        );
+        pair.b_progress.input_blocked = false;
+        let actions = pair.b_reports();
+        assert_eq!(pair.typed_into_b(&actions), [b"text of 42\r".to_vec()]);
     }
 
     #[test]

@@ -352,9 +352,7 @@ impl State {
         if data.is_empty() {
             return Err(refuse(ErrorReason::MissingField, "send: `data` is empty"));
         }
-        let conn = self
-            .connected_owner(&session)
-            .ok_or_else(|| disconnected(&session))?;
+        let conn = self.input_target(&session)?;
         Ok(Outcome::Deliver(super::Delivery::Inject {
             conn,
             session: session.clone(),
@@ -384,9 +382,7 @@ impl State {
                 "exec: the command must be one non-empty line (send it with `send` otherwise)",
             ));
         }
-        let owner = self
-            .connected_owner(&session)
-            .ok_or_else(|| disconnected(&session))?;
+        let owner = self.input_target(&session)?;
         let last_seq_at = self
             .registry
             .latest(&session)
@@ -990,6 +986,30 @@ impl State {
             .get(session)
             .map(|e| e.owner)
             .filter(|owner| self.conns.contains_key(owner))
+    }
+
+    /// The connection to inject into `session` through: refused `session_disconnected` when its
+    /// wrapper is gone, and `busy` while its program has not taken the input it was already
+    /// given ([`Progress::input_blocked`]), so that input waits nowhere without bound.
+    pub(super) fn input_target(&self, session: &str) -> Result<ConnId, Refusal> {
+        let owner = self
+            .connected_owner(session)
+            .ok_or_else(|| disconnected(session))?;
+        if self
+            .sessions
+            .get(session)
+            .is_some_and(|entry| entry.live.progress.input_blocked)
+        {
+            return Err(refuse(
+                ErrorReason::Busy,
+                format!(
+                    "session {session}'s program has not taken the input it was given (over {} \
+                     KiB wait in its wrapper); try again once it has",
+                    clippy_proto::INPUT_BACKLOG_LIMIT / 1024
+                ),
+            ));
+        }
+        Ok(owner)
     }
 }
 
@@ -1716,6 +1736,37 @@ mod tests {
             refused(&mut fx.st, fx.client, empty).0,
             ErrorReason::MissingField
         );
+    }
+
+    #[test]
+    fn a_program_that_has_not_taken_its_input_gets_no_more_until_it_has() {
+        let mut fx = Fixture::new();
+        fx.prompt(b"$ ", None);
+        fx.progress.input_blocked = true;
+        fx.report();
+        let send = Message::Send {
+            id: 27,
+            session: "s1".into(),
+            data: b"more\r".to_vec(),
+        };
+        let (reason, message) = refused(&mut fx.st, fx.client, send.clone());
+        assert_eq!(reason, ErrorReason::Busy);
+        assert!(message.contains("has not taken the input"), "{message}");
+        let exec = Message::Exec {
+            id: 28,
+            session: "s1".into(),
+            command: "true".into(),
+            timeout_ms: None,
+        };
+        assert_eq!(refused(&mut fx.st, fx.client, exec).0, ErrorReason::Busy);
+        // Once the program has taken it, input flows again.
+        fx.progress.input_blocked = false;
+        fx.report();
+        let actions = fx.ask(send);
+        assert!(matches!(
+            delivery(&actions).0,
+            Delivery::Inject { message, .. } if *message == inject(b"more\r")
+        ));
     }
 
     #[test]
