@@ -956,6 +956,7 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     })?;
     let broker_start = rss_of(broker_pid);
     let wrapper_pids: Vec<u32> = world.sessions.iter().map(|s| s.wrapper.pid()).collect();
+    // The wrappers' memory summed, the largest, and which wrapper peaked highest.
     let wrappers = |pids: &[u32]| {
         let all: Vec<Rss> = pids.iter().map(|&p| rss_of(p)).collect();
         let sum = Rss {
@@ -966,9 +967,10 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
             rss_kib: all.iter().map(|r| r.rss_kib).max().unwrap_or(0),
             hwm_kib: all.iter().map(|r| r.hwm_kib).max().unwrap_or(0),
         };
-        (sum, max)
+        let peaked = (0..all.len()).max_by_key(|&i| all[i].hwm_kib);
+        (sum, max, peaked)
     };
-    let (wrappers_sum_start, wrapper_max_start) = wrappers(&wrapper_pids);
+    let (wrappers_sum_start, wrapper_max_start, _) = wrappers(&wrapper_pids);
 
     // The load.
     progress("soak: driving sessions and clients");
@@ -1144,14 +1146,11 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     report.links_dropped = links_dropped;
     report.broker_log = notable;
     report.broker_rss = (broker_start, rss_of(broker_pid));
-    let (wrappers_sum_end, wrapper_max_end) = wrappers(&wrapper_pids);
+    let (wrappers_sum_end, wrapper_max_end, peaked) = wrappers(&wrapper_pids);
     report.wrappers_rss_sum = (wrappers_sum_start, wrappers_sum_end);
     report.wrapper_rss_max = (wrapper_max_start, wrapper_max_end);
-    report.largest_wrapper = world
-        .sessions
-        .iter()
-        .max_by_key(|s| rss_of(s.wrapper.pid()).hwm_kib)
-        .map(|s| s.name.clone())
+    report.largest_wrapper = peaked
+        .map(|i| world.sessions[i].name.clone())
         .unwrap_or_default();
     report.broker_rss_peak_kib = peak.lock().map_or(0, |p| *p);
     // What a ring may hold: `ring_depth` turns of the largest size, raw and rendered. The broker
