@@ -992,9 +992,13 @@ fn a_program_that_does_not_read_gets_busy_instead_of_unbounded_input() {
         ),
         "{refusal:?}"
     );
+    // The contract: `busy` only once at least the limit waits. Where it waits (the broker's
+    // queue, the socket, the wrapper) depends on scheduling; frame headers count in the
+    // broker's queue, so the refusal may come with exactly the limit accepted.
     assert!(
-        accepted > clippy_proto::INPUT_BACKLOG_LIMIT,
-        "busy after {accepted} bytes"
+        accepted >= clippy_proto::INPUT_BACKLOG_LIMIT,
+        "busy after {accepted} bytes, before the {} byte backlog limit",
+        clippy_proto::INPUT_BACKLOG_LIMIT
     );
 
     std::fs::write(&flag, b"").unwrap();
