@@ -7,12 +7,12 @@ use crate::error::TurnError;
 use crate::input::{InputParser, Key};
 use crate::line_view::{Line, LineView, ViewSink};
 use crate::preset::Preset;
-use crate::turn::{RenderContext, Turn};
+use crate::turn::Turn;
 
 /// Default cap on one turn's content: 4 MiB.
 pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
-/// Output kept before a turn so its text view can be rendered in context: 64 KiB.
-const PREAMBLE_BYTES: usize = 16 * 1024;
+/// Recent output kept to take content back that passed a turn buffer full of echo: 16 KiB.
+const TAIL_BYTES: usize = 16 * 1024;
 /// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
 const MAX_PENDING_INPUTS: usize = 64;
 
@@ -42,7 +42,7 @@ impl DetectorConfig {
         self
     }
 
-    /// The terminal size the agent draws for (used to render turns as text).
+    /// The terminal size the agent draws for (the live screen's size, for the text view).
     pub fn size(mut self, cols: u16, rows: u16) -> Result<Self, TurnError> {
         check_size(cols, rows)?;
         self.cols = cols;
@@ -111,7 +111,8 @@ pub enum Event {
 ///
 /// No clocks, threads or I/O: the same bytes in the same order give the same events, however
 /// they are chunked. Memory is bounded by the current line, the in-progress turn (capped by
-/// [`DetectorConfig::max_turn_bytes`]) and a 64 KiB tail kept for rendering.
+/// [`DetectorConfig::max_turn_bytes`]), a 32 KiB tail and, with the `text` feature, the live
+/// screen and its history (at most [`clippy_screen::DEFAULT_HISTORY_BYTES`] of text).
 ///
 /// ```
 /// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
@@ -161,8 +162,11 @@ struct Core {
     /// Lines submitted ahead of the prompt that will run them (typed ahead, piped in), oldest
     /// first; with OSC 133 every submit waits here for its `C` mark.
     pending: VecDeque<String>,
-    /// The last output bytes, at most 2 × `PREAMBLE_BYTES`.
+    /// The last output bytes, at most 2 × `TAIL_BYTES`.
     tail: Vec<u8>,
+    /// The terminal as the agent drew it, fed the same bytes up to the same offset.
+    #[cfg(feature = "text")]
+    screen: clippy_screen::Screen,
 }
 
 /// The turn in progress.
@@ -189,12 +193,6 @@ struct Running {
     /// at its next prompt line, or at the next input.
     idle_armed: bool,
     exit_code: Option<i32>,
-    /// Output before the turn (for rendering).
-    preamble: Vec<u8>,
-    /// The screen size when the turn started.
-    size_at_start: (u16, u16),
-    /// Resizes during the turn: (output offset, cols, rows).
-    resizes: Vec<(u64, u16, u16)>,
 }
 
 impl TurnDetector {
@@ -222,6 +220,8 @@ impl TurnDetector {
                 bracketed_paste: false,
                 pending: VecDeque::new(),
                 tail: Vec::new(),
+                #[cfg(feature = "text")]
+                screen: clippy_screen::Screen::new(config.cols, config.rows),
             },
         }
     }
@@ -236,9 +236,11 @@ impl TurnDetector {
             base,
         };
         self.view.feed(bytes, base, &mut feed);
+        // A prompt drawn at the chunk's end ends the turn where it begins: the screen and the
+        // turn buffer are brought up to there first, then past it.
+        feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
         feed.core.offset = end;
-        feed.check_partial_line(self.view.current_text(), self.view.current_start());
         self.core.events.drain(..)
     }
 
@@ -275,9 +277,8 @@ impl TurnDetector {
         check_size(cols, rows)?;
         self.core.cols = cols;
         self.core.rows = rows;
-        if let Some(turn) = &mut self.core.turn {
-            turn.resizes.push((self.core.offset, cols, rows));
-        }
+        #[cfg(feature = "text")]
+        self.core.screen.resize(cols, rows);
         Ok(())
     }
 
@@ -334,8 +335,8 @@ impl Core {
     }
 
     fn start_turn(&mut self, inputs: Vec<String>, skip_line: bool, at: u64) {
-        let keep = self.tail.len().min(PREAMBLE_BYTES);
-        let preamble = trim_to_boundary(&self.tail[self.tail.len() - keep..]).to_vec();
+        #[cfg(feature = "text")]
+        self.screen.begin_recording();
         self.phase = Phase::Busy;
         self.line_veto = false;
         self.turn = Some(Running {
@@ -351,9 +352,6 @@ impl Core {
             end_mark: None,
             idle_armed: false,
             exit_code: None,
-            preamble,
-            size_at_start: (self.cols, self.rows),
-            resizes: Vec::new(),
         });
     }
 
@@ -399,9 +397,11 @@ impl Feed<'_> {
         let from = (core.synced - self.base) as usize;
         let to = (upto - self.base) as usize;
         let bytes = &self.chunk[from..to];
+        #[cfg(feature = "text")]
+        core.screen.feed(bytes);
         core.tail.extend_from_slice(bytes);
-        if core.tail.len() > 2 * PREAMBLE_BYTES {
-            let cut = core.tail.len() - PREAMBLE_BYTES;
+        if core.tail.len() > 2 * TAIL_BYTES {
+            let cut = core.tail.len() - TAIL_BYTES;
             core.tail.drain(..cut);
         }
         if let Some(turn) = &mut core.turn {
@@ -467,6 +467,8 @@ impl Feed<'_> {
         };
         core.phase = Phase::Idle;
         core.line_veto = false;
+        #[cfg(feature = "text")]
+        let recorded = core.screen.finish_recording();
         let end = turn.end_mark.unwrap_or(end);
         if let Some(start) = turn.content_start.filter(|&s| turn.saw_text && s < end) {
             let from = (start - turn.buf_start) as usize;
@@ -490,17 +492,8 @@ impl Feed<'_> {
                 truncated,
                 exit_code: turn.exit_code,
                 cwd: core.cwd.clone(),
-                render: RenderContext {
-                    preamble: turn.preamble,
-                    size: turn.size_at_start,
-                    resizes: turn
-                        .resizes
-                        .into_iter()
-                        .map(|(at, cols, rows)| (at as i64 - start as i64, cols, rows))
-                        .collect(),
-                    inputs: turn.inputs,
-                    preset: Arc::clone(&core.preset),
-                },
+                #[cfg(feature = "text")]
+                text: crate::text::render(&recorded, &turn.inputs, &core.preset),
             }));
         }
         core.events.push(Event::Prompt {
@@ -510,7 +503,7 @@ impl Feed<'_> {
         self.start_queued(end);
     }
 
-    /// The content begins at `start`: what the turn buffer holds before it joins the preamble.
+    /// The content begins at `start`: what the turn buffer holds before it is dropped.
     fn confirm_content(&mut self, start: u64) {
         // Content never begins before its turn: a line that began before the turn started (a
         // busy title drawn mid-line) contributes only what came after.
@@ -525,14 +518,7 @@ impl Feed<'_> {
             return;
         };
         let head = ((start.saturating_sub(turn.buf_start)) as usize).min(turn.buf.len());
-        turn.preamble.extend(turn.buf.drain(..head));
-        if turn.preamble.len() > PREAMBLE_BYTES {
-            let cut = turn.preamble.len() - PREAMBLE_BYTES;
-            turn.preamble.drain(..cut);
-            let kept = trim_to_boundary(&turn.preamble).len();
-            let drop = turn.preamble.len() - kept;
-            turn.preamble.drain(..drop);
-        }
+        turn.buf.drain(..head);
         turn.buf_start = start;
         turn.content_start = Some(start);
         // While the buffer was full of what turned out to be echo, later bytes passed it by:
@@ -759,16 +745,6 @@ fn cwd_from_url(url: &str) -> Option<String> {
         i += 1;
     }
     String::from_utf8(out).ok()
-}
-
-/// Cuts the front of a byte tail to a point where a terminal could start reading: just after a
-/// line feed, or at an ESC, so rendering never begins inside an escape sequence.
-fn trim_to_boundary(tail: &[u8]) -> &[u8] {
-    match tail.iter().position(|&b| b == b'\n' || b == 0x1b) {
-        Some(i) if tail[i] == b'\n' => &tail[i + 1..],
-        Some(i) => &tail[i..],
-        None => tail,
-    }
 }
 
 #[cfg(test)]

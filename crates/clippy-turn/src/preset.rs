@@ -68,7 +68,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: None,
         osc_busy: None,
         require_busy: false,
-        chrome: None,
+        chrome: Some(r"^\.\.\.\s*$"),
     },
     PresetSpec {
         name: "sqlite",

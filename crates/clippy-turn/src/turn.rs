@@ -1,13 +1,9 @@
 //! The completed turn.
 
-use std::sync::Arc;
-
-use crate::preset::Preset;
-
 /// A completed turn: what the agent output between the submitted input and its next prompt.
 ///
 /// `content` is the raw bytes, escapes preserved, byte-exact: the stored and relayed form.
-/// [`Turn::text`] renders it through a terminal emulator into the text a person saw.
+/// [`Turn::text`] is the text a person saw, made from the session's live screen.
 #[derive(Debug, Clone)]
 pub struct Turn {
     /// 1 for the first turn of a detector, then 2, 3, …
@@ -29,11 +25,13 @@ pub struct Turn {
     pub exit_code: Option<i32>,
     /// The working directory last reported by the agent (OSC 7), when known.
     pub cwd: Option<String>,
-    pub(crate) render: RenderContext,
+    /// The text view, made from the live screen when the turn ended.
+    #[cfg(feature = "text")]
+    pub(crate) text: String,
 }
 
 impl PartialEq for Turn {
-    /// Turns are equal when their data is; the rendering context is not compared.
+    /// Turns are equal when their data is; the text view is not compared.
     fn eq(&self, other: &Self) -> bool {
         self.seq == other.seq
             && self.content == other.content
@@ -47,20 +45,31 @@ impl PartialEq for Turn {
     }
 }
 
-/// What rendering a turn as text needs besides its content.
-#[derive(Debug, Clone)]
-#[cfg_attr(not(feature = "text"), allow(dead_code))]
-pub(crate) struct RenderContext {
-    /// Output just before the content (at most 64 KiB): puts the emulator in the state the
-    /// agent drew on, so relative cursor moves land where they did.
-    pub(crate) preamble: Vec<u8>,
-    /// The screen size when the turn started (columns, rows).
-    pub(crate) size: (u16, u16),
-    /// Resizes during the turn: (offset relative to the content's first byte — negative while
-    /// the preamble was being drawn — columns, rows).
-    pub(crate) resizes: Vec<(i64, u16, u16)>,
-    /// The submitted lines, whose echoes are left out of the text.
-    pub(crate) inputs: Vec<String>,
-    /// The preset, whose prompt and busy lines are left out of the text.
-    pub(crate) preset: Arc<Preset>,
+#[cfg(feature = "text")]
+impl Turn {
+    /// The turn as a person saw it: the lines the agent added to the terminal's history and
+    /// screen between the submitted input and the turn's end, as they stood at the end, without
+    /// old transcript, the agent's input area, prompt, busy and status lines, box rules or the
+    /// echo of the input.
+    ///
+    /// It is made when the turn completes, from the detector's live screen, so the detector
+    /// must be fed every output byte from the session's start and told every resize
+    /// ([`TurnDetector::resize`](crate::TurnDetector::resize)) in order with the output.
+    /// Lines are joined with `\n`, trailing spaces trimmed, blank lines at both ends removed.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("python")?));
+    /// detector.feed_output(b">>> ").for_each(drop);
+    /// detector.feed_input(b"print('a\\nb')\r").for_each(drop);
+    /// let events: Vec<Event> =
+    ///     detector.feed_output(b"print('a\\nb')\r\n\x1b[1ma\x1b[0m\r\nb\r\n>>> ").collect();
+    /// let Some(Event::TurnCompleted(turn)) = events.first() else { panic!() };
+    /// assert_eq!(turn.text(), "a\nb");
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn text(&self) -> String {
+        self.text.clone()
+    }
 }

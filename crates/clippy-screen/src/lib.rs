@@ -1,0 +1,460 @@
+//! One live terminal screen per session, with no I/O.
+//!
+//! [`Screen`] is a terminal emulator (alacritty's, the one Zed embeds) fed the bytes a program
+//! writes to its terminal, in order, however they are chunked. It keeps what a person's
+//! terminal keeps: the visible rows and the lines that scrolled into history above them —
+//! including the lines an inline-viewport TUI pushes out of a scroll region that starts at the
+//! top of the screen, as xterm and tmux keep them. History is held as *logical* lines (wrapped
+//! rows joined), so a resize or a reprint at another width does not change them.
+//!
+//! For turn detection it records what a turn added: [`Screen::begin_recording`] when input is
+//! submitted, [`Screen::finish_recording`] when the agent is idle again, which returns the
+//! lines before and the lines since, for the caller to tell the reply from old transcript and
+//! chrome. On the alternate screen, where nothing scrolls into history, it stitches the frames
+//! a full-screen TUI draws into one transcript instead.
+//!
+//! ```
+//! use clippy_screen::Screen;
+//!
+//! let mut screen = Screen::new(20, 3);
+//! screen.feed(b"$ seq 4\r\n");
+//! screen.begin_recording();
+//! screen.feed(b"1\r\n2\r\n3\r\n4\r\n$ ");
+//! let turn = screen.finish_recording();
+//! // "$ seq 4" scrolled into history during the turn; the caller strips it as old.
+//! assert_eq!(turn.before, ["$ seq 4"]);
+//! assert_eq!(turn.lines, ["$ seq 4", "1", "2", "3", "4", "$"]);
+//! assert_eq!(screen.snapshot(1).lines, ["2", "3", "4", "$"]);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod frames;
+mod markers;
+
+use std::collections::VecDeque;
+
+use alacritty_terminal::grid::{Dimensions, Row};
+use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::vte::ansi::{Processor, Timeout};
+
+use crate::frames::Frames;
+use crate::markers::{Marker, MarkerScan};
+
+/// Bytes fed to the emulator between two collections of the rows that scrolled into history.
+/// The emulator's own history only has to hold what one slice can scroll.
+const SLICE: usize = 512;
+/// Rows the emulator holds in its history between two collections (far more than a slice
+/// scrolls, barring `CSI n S` storms, whose rows are blank).
+const EMULATOR_HISTORY: usize = 4096;
+/// Default bound on the history kept as text.
+pub const DEFAULT_HISTORY_BYTES: usize = 4 * 1024 * 1024;
+/// Lines of history before a recording that are kept to tell old from new.
+const BEFORE_LINES: usize = 2000;
+
+/// A live terminal screen and its history.
+pub struct Screen {
+    term: Term<Listener>,
+    parser: Processor<Unsynchronized>,
+    markers: MarkerScan,
+    history: History,
+    /// The head of a logical line whose first rows are in history and whose rest is on screen.
+    partial: String,
+    recording: Option<Recording>,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Screen")
+            .field("size", &self.size())
+            .field("history_lines", &self.history.lines.len())
+            .field("recording", &self.recording.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the screen showed, as text: the last lines of history, then every visible row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// History lines (logical lines, oldest first), then one entry per visible row, trailing
+    /// spaces removed.
+    pub lines: Vec<String>,
+    /// How many of `lines` are history.
+    pub history: usize,
+    /// Columns and rows.
+    pub size: (u16, u16),
+    /// The cursor's row and column on the screen (0-based).
+    pub cursor: (u16, u16),
+    /// Whether the alternate screen (a full-screen TUI) is shown.
+    pub alternate: bool,
+}
+
+/// What a recording saw: the lines before it began and the lines it added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// What was on screen and in recent history when the recording began (logical lines,
+    /// trailing spaces removed), oldest first: old transcript, the prompt and its input.
+    pub before: Vec<String>,
+    /// The lines that went into history since the recording began, then the screen as it is
+    /// now, as logical lines. When the program cleared the history meanwhile (`ESC [ 3 J`),
+    /// only what came after the clear: a reprint of old transcript is then part of it. On the
+    /// alternate screen, the frames drawn meanwhile stitched in order of first appearance.
+    pub lines: Vec<String>,
+    /// Whether `lines` come from alternate-screen frames rather than history.
+    pub alternate: bool,
+    /// Lines of history that left the bounded history before the recording ended (the
+    /// recording's head is missing).
+    pub lost: u64,
+}
+
+/// The recording in progress.
+struct Recording {
+    /// Index in [`History`] of the first line added after the recording began.
+    from: u64,
+    before: Vec<String>,
+    /// Frames of the alternate screen, when it was shown at some point.
+    frames: Option<Frames>,
+}
+
+/// The logical lines that scrolled into history, bounded in bytes, with a running index.
+#[derive(Default)]
+struct History {
+    lines: VecDeque<String>,
+    /// Index of `lines[0]` among every line ever added.
+    first: u64,
+    bytes: usize,
+    max_bytes: usize,
+    /// Index of the first line after the latest `ESC [ 3 J`.
+    cleared_at: u64,
+}
+
+impl History {
+    fn end(&self) -> u64 {
+        self.first + self.lines.len() as u64
+    }
+
+    fn push(&mut self, line: String) {
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.bytes > self.max_bytes && self.lines.len() > 1 {
+            if let Some(old) = self.lines.pop_front() {
+                self.bytes -= old.len();
+                self.first += 1;
+            }
+        }
+    }
+
+    /// Drops every line, as a terminal does on `ESC [ 3 J`.
+    fn clear(&mut self) {
+        self.first = self.end();
+        self.cleared_at = self.first;
+        self.lines.clear();
+        self.bytes = 0;
+    }
+
+    /// Lines from index `from` on (those still kept).
+    fn since(&self, from: u64) -> impl Iterator<Item = &String> {
+        let skip = from.saturating_sub(self.first) as usize;
+        self.lines.iter().skip(skip)
+    }
+}
+
+impl Screen {
+    /// A screen of `cols` × `rows` (each at least 1) keeping up to
+    /// [`DEFAULT_HISTORY_BYTES`] of history.
+    pub fn new(cols: u16, rows: u16) -> Self {
+        Self::with_history_bytes(cols, rows, DEFAULT_HISTORY_BYTES)
+    }
+
+    /// A screen keeping up to `max_bytes` of history text (older lines are dropped).
+    pub fn with_history_bytes(cols: u16, rows: u16, max_bytes: usize) -> Self {
+        let config = Config {
+            scrolling_history: EMULATOR_HISTORY,
+            ..Config::default()
+        };
+        Self {
+            term: Term::new(config, &Size::new(cols, rows), Listener),
+            parser: Processor::default(),
+            markers: MarkerScan::default(),
+            history: History {
+                max_bytes,
+                ..History::default()
+            },
+            partial: String::new(),
+            recording: None,
+        }
+    }
+
+    /// Feeds bytes the program wrote to its terminal.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let (cut, marker) = self.markers.next(&bytes[..bytes.len().min(SLICE)]);
+            let (now, rest) = bytes.split_at(cut);
+            if marker == Some(Marker::ClearHistory) {
+                // The rows scrolled before the clear are history until the clear.
+                let (head, last) = now.split_at(now.len() - 1);
+                self.parser.advance(&mut self.term, head);
+                self.collect_history();
+                self.parser.advance(&mut self.term, last);
+                self.history.clear();
+            } else {
+                self.parser.advance(&mut self.term, now);
+                self.collect_history();
+                if marker == Some(Marker::FrameEnd) {
+                    self.sample_frame();
+                }
+            }
+            bytes = rest;
+        }
+    }
+
+    /// The terminal was resized. Rows pushed off the top go into history; nothing is
+    /// re-wrapped in history, which holds logical lines.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.sample_frame();
+        self.term.resize(Size::new(cols, rows));
+        self.collect_history();
+    }
+
+    /// Columns and rows.
+    pub fn size(&self) -> (u16, u16) {
+        (self.term.columns() as u16, self.term.screen_lines() as u16)
+    }
+
+    /// Whether the alternate screen is shown.
+    pub fn alternate(&self) -> bool {
+        self.term.mode().contains(TermMode::ALT_SCREEN)
+    }
+
+    /// The screen as text, after up to `history` lines of history (like
+    /// `tmux capture-pane -p -S -N`).
+    pub fn snapshot(&self, history: usize) -> Snapshot {
+        let kept = self.history.lines.len();
+        let mut lines: Vec<String> = self
+            .history
+            .lines
+            .iter()
+            .skip(kept.saturating_sub(history))
+            .cloned()
+            .collect();
+        let history = lines.len();
+        let grid = self.term.grid();
+        for row in 0..self.term.screen_lines() {
+            let mut text = String::new();
+            row_text(&grid[Line(row as i32)], &mut text);
+            lines.push(text.trim_end().to_owned());
+        }
+        let cursor = grid.cursor.point;
+        Snapshot {
+            lines,
+            history,
+            size: self.size(),
+            cursor: (cursor.line.0.max(0) as u16, cursor.column.0 as u16),
+            alternate: self.alternate(),
+        }
+    }
+
+    /// Starts recording what the program adds (a turn begins). A recording in progress is
+    /// replaced.
+    pub fn begin_recording(&mut self) {
+        let history = &self.history;
+        let from = history.end();
+        let kept_from = from.saturating_sub(BEFORE_LINES as u64);
+        let mut before: Vec<String> = history.since(kept_from).cloned().collect();
+        before.extend(self.screen_lines());
+        before.retain(|line| !line.is_empty());
+        let frames = self.alternate().then(|| {
+            let mut frames = Frames::default();
+            frames.sample(self.visible_rows());
+            frames
+        });
+        self.recording = Some(Recording {
+            from,
+            before,
+            frames,
+        });
+    }
+
+    /// Whether a recording is in progress.
+    pub fn recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    /// Ends the recording and returns what it saw (empty when none was in progress).
+    pub fn finish_recording(&mut self) -> Recorded {
+        self.sample_frame();
+        let Some(recording) = self.recording.take() else {
+            return Recorded::default();
+        };
+        let start = recording.from.max(self.history.cleared_at);
+        let lost = self.history.first.saturating_sub(start);
+        let start = start.max(self.history.first);
+        if let Some(frames) = recording.frames.filter(|_| self.alternate()) {
+            return Recorded {
+                before: recording.before,
+                lines: frames.into_lines(),
+                alternate: true,
+                lost,
+            };
+        }
+        let mut lines: Vec<String> = self.history.since(start).cloned().collect();
+        lines.extend(self.screen_lines());
+        Recorded {
+            before: recording.before,
+            lines,
+            alternate: false,
+            lost,
+        }
+    }
+
+    /// The visible rows joined into logical lines, trailing spaces removed; the first one
+    /// continues the partial line in history, if any.
+    fn screen_lines(&self) -> Vec<String> {
+        let grid = self.term.grid();
+        let mut lines = Vec::new();
+        let mut current = self.partial.clone();
+        for row in 0..self.term.screen_lines() {
+            let row = &grid[Line(row as i32)];
+            row_text(row, &mut current);
+            if !wraps(row) {
+                lines.push(trimmed(std::mem::take(&mut current)));
+            }
+        }
+        if !current.is_empty() {
+            lines.push(trimmed(current));
+        }
+        lines
+    }
+
+    /// The visible rows, one string each, trailing spaces removed.
+    fn visible_rows(&self) -> Vec<String> {
+        let grid = self.term.grid();
+        (0..self.term.screen_lines())
+            .map(|row| {
+                let mut text = String::new();
+                row_text(&grid[Line(row as i32)], &mut text);
+                trimmed(text)
+            })
+            .collect()
+    }
+
+    /// Moves the rows that scrolled into the emulator's history into ours, as logical lines.
+    fn collect_history(&mut self) {
+        let grid = self.term.grid();
+        let count = grid.history_size();
+        if count == 0 {
+            return;
+        }
+        for back in (1..=count).rev() {
+            let row = &grid[Line(-(back as i32))];
+            row_text(row, &mut self.partial);
+            if !wraps(row) {
+                let line = trimmed(std::mem::take(&mut self.partial));
+                self.history.push(line);
+            }
+        }
+        self.term.grid_mut().clear_history();
+    }
+
+    /// Samples the alternate screen into the recording's frames.
+    fn sample_frame(&mut self) {
+        if !self.alternate() {
+            return;
+        }
+        let rows = match &self.recording {
+            Some(_) => self.visible_rows(),
+            None => return,
+        };
+        if let Some(recording) = &mut self.recording {
+            recording
+                .frames
+                .get_or_insert_with(Frames::default)
+                .sample(rows);
+        }
+    }
+}
+
+/// Appends a row's text: wide characters once, combining marks and ZWJ sequences kept.
+fn row_text(row: &Row<Cell>, out: &mut String) {
+    for column in 0..row.len() {
+        let cell = &row[Column(column)];
+        if cell
+            .flags
+            .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+        {
+            continue;
+        }
+        out.push(if cell.c == '\0' { ' ' } else { cell.c });
+        if let Some(marks) = cell.zerowidth() {
+            out.extend(marks);
+        }
+    }
+}
+
+/// Whether a row continues on the next (the program wrote past its last column).
+fn wraps(row: &Row<Cell>) -> bool {
+    row.last()
+        .is_some_and(|cell| cell.flags.contains(Flags::WRAPLINE))
+}
+
+fn trimmed(mut line: String) -> String {
+    let len = line.trim_end().len();
+    line.truncate(len);
+    line
+}
+
+/// The emulator's size, as alacritty wants it.
+struct Size {
+    columns: usize,
+    lines: usize,
+}
+
+impl Size {
+    fn new(cols: u16, rows: u16) -> Self {
+        Self {
+            columns: usize::from(cols.max(1)),
+            lines: usize::from(rows.max(1)),
+        }
+    }
+}
+
+impl Dimensions for Size {
+    fn total_lines(&self) -> usize {
+        self.lines
+    }
+
+    fn screen_lines(&self) -> usize {
+        self.lines
+    }
+
+    fn columns(&self) -> usize {
+        self.columns
+    }
+}
+
+/// The emulator's events (bell, title, replies to queries) are not ours to act on: the
+/// person's terminal answers the program.
+#[derive(Clone, Copy)]
+struct Listener;
+
+impl alacritty_terminal::event::EventListener for Listener {}
+
+/// Synchronized output (`ESC [ ? 2026 h`) is applied as it comes: the screen stands at every
+/// byte offset where the stream stands, with no clock and no buffering.
+#[derive(Debug, Default)]
+struct Unsynchronized;
+
+impl Timeout for Unsynchronized {
+    fn set_timeout(&mut self, _: std::time::Duration) {}
+
+    fn clear_timeout(&mut self) {}
+
+    fn pending_timeout(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+use super::*;
+
+fn fed(cols: u16, rows: u16, bytes: &[u8]) -> Screen {
+    let mut screen = Screen::new(cols, rows);
+    screen.feed(bytes);
+    screen
+}
+
+#[test]
+fn rows_scrolled_out_of_a_region_at_the_top_are_kept_in_history() {
+    // An inline viewport: the region is rows 1-3, the TUI's box is row 4.
+    let mut screen = fed(20, 4, b"\x1b[4;1Hbox\x1b[1;3r\x1b[3;1H");
+    screen.begin_recording();
+    for n in 1..=6 {
+        screen.feed(format!("\r\nline {n}").as_bytes());
+    }
+    screen.feed(b"\x1b[r");
+    let turn = screen.finish_recording();
+    assert_eq!(
+        turn.lines,
+        [
+            "", "", "", "line 1", "line 2", "line 3", "line 4", "line 5", "line 6", "box"
+        ]
+    );
+}
+
+#[test]
+fn a_region_below_the_top_keeps_no_history() {
+    let mut screen = fed(20, 4, b"top\x1b[2;4r\x1b[4;1H");
+    screen.begin_recording();
+    screen.feed(b"a\r\nb\r\nc\r\nd");
+    let turn = screen.finish_recording();
+    assert_eq!(turn.lines, ["top", "b", "c", "d"]);
+}
+
+#[test]
+fn wrapped_rows_are_one_line_in_history_and_on_screen() {
+    let mut screen = fed(5, 2, b"");
+    screen.begin_recording();
+    screen.feed(b"abcdefghij\r\nxy\r\nabcdefg");
+    let turn = screen.finish_recording();
+    assert_eq!(turn.lines, ["abcdefghij", "xy", "abcdefg"]);
+}
+
+#[test]
+fn wide_characters_and_zwj_sequences_come_out_whole() {
+    let text = "日本語 👍 👨\u{200d}👩\u{200d}👧 é";
+    let screen = fed(40, 2, text.as_bytes());
+    assert_eq!(screen.snapshot(0).lines[0], text);
+}
+
+#[test]
+fn a_cleared_history_keeps_only_what_came_after() {
+    let mut screen = fed(10, 2, b"old 1\r\nold 2\r\nold 3\r\n");
+    screen.begin_recording();
+    screen.feed(b"\x1b[2J\x1b[3J\x1b[Hold 3\r\nnew\r\n> ");
+    let turn = screen.finish_recording();
+    assert_eq!(turn.before, ["old 1", "old 2", "old 3"]);
+    assert_eq!(turn.lines, ["old 3", "new", ">"]);
+}
+
+#[test]
+fn a_resize_keeps_history_as_logical_lines() {
+    let mut screen = fed(10, 3, b"");
+    screen.begin_recording();
+    screen.feed(b"0123456789abcd\r\nx\r\n");
+    screen.resize(5, 2);
+    screen.feed(b"y\r\n");
+    let turn = screen.finish_recording();
+    let joined = turn.lines.join("|");
+    assert!(joined.starts_with("0123456789abcd|x|y"), "{joined}");
+    assert_eq!(screen.size(), (5, 2));
+}
+
+#[test]
+fn alternate_screen_frames_are_stitched() {
+    let mut screen = fed(10, 3, b"\x1b[?1049h\x1b[Hhello\r\n> ");
+    screen.begin_recording();
+    screen.feed(b"\x1b[?2026h\x1b[H\x1b[Jhello\r\nreply 1\r\n> \x1b[?2026l");
+    screen.feed(b"\x1b[?2026h\x1b[H\x1b[Jreply 1\r\nreply 2\r\n> \x1b[?2026l");
+    let turn = screen.finish_recording();
+    assert!(turn.alternate);
+    assert_eq!(turn.lines, ["hello", ">", "reply 1", "reply 2"]);
+    assert_eq!(turn.before, ["hello", ">"]);
+}
+
+#[test]
+fn history_is_bounded_and_a_recording_says_what_it_lost() {
+    let mut screen = Screen::with_history_bytes(10, 2, 20);
+    screen.begin_recording();
+    for n in 0..20 {
+        screen.feed(format!("line {n}\r\n").as_bytes());
+    }
+    let turn = screen.finish_recording();
+    assert!(turn.lost > 0);
+    assert_eq!(turn.lines.last().map(String::as_str), Some(""));
+    assert!(turn.lines.contains(&"line 19".to_owned()));
+    assert!(screen.snapshot(100).history <= 4);
+}
+
+#[test]
+fn synchronized_output_is_applied_at_once_and_queries_get_no_reply() {
+    let screen = fed(10, 2, b"\x1b[?2026hdrawn\x1b[c\x1b[6n");
+    assert_eq!(screen.snapshot(0).lines, ["drawn", ""]);
+}
+
+#[test]
+fn any_chunking_gives_the_same_screen_and_history() {
+    let stream: &[u8] =
+        "a\r\nb\x1b[1;2r\x1b[2;1H\r\nc\r\nd\x1b[r\x1b[3J\r\n日本\r\n\x1b[?1049hx\x1b[?1049le"
+            .as_bytes();
+    let whole = fed(4, 3, stream);
+    let expected = whole.snapshot(10);
+    for cut in 1..stream.len() {
+        let mut screen = Screen::new(4, 3);
+        screen.feed(&stream[..cut]);
+        screen.feed(&stream[cut..]);
+        assert_eq!(screen.snapshot(10), expected, "cut at {cut}");
+    }
+}
