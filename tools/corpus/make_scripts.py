@@ -27,9 +27,10 @@ AGENTS = {
                 "ANTHROPIC_AUTH_TOKEN": "mock-token", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"},
         # idle at start: footer hint is drawn once the input box is up
-        "ready": [{"wait_for": "for shortcuts", "since": "start", "timeout": 30}, {"sleep": 1.0}],
-        # after a submit: a braille spinner title, then the idle ✳ title
-        "done": [{"wait_for_raw": "\\x1b\\]0;[\\u2800-\\u28ff][^\\x07]*\\x07[\\s\\S]*\\x1b\\]0;\\u2733", "timeout": 60}],
+        # (2.1.197: '? for shortcuts'; 2.1.332: '⏵⏵ auto mode on (shift+tab to cycle)')
+        "ready": [{"wait_for": "for shortcuts|auto mode on", "since": "start", "timeout": 30}, {"sleep": 1.0}],
+        # after a submit: a spinner title (2.1.197: braille ⠂⠐; 2.1.332: half circles ◐◑), then the idle ✳ title
+        "done": [{"wait_for_raw": "\\x1b\\]0;[\\u2800-\\u28ff\\u25d0-\\u25d3][^\\x07]*\\x07[\\s\\S]*\\x1b\\]0;\\u2733", "timeout": 60}],
         "interrupt": [{"ctrl_c": True}],
         "approve": [{"wait_for": "Do you want to proceed", "timeout": 30}, {"sleep": 1.0}, {"key": "enter"}],
         "exit": [{"send": "/exit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
@@ -138,12 +139,116 @@ def scripts_for(key, A):
     return out
 
 
+# ---------------------------------------------------------------------------
+# Second batch (staging corpus): sizes in the name, new reply kinds (table, unicode),
+# resize during streaming, typed-ahead input, interrupt/permission at 80x24.
+# Recorded with the newest agent versions; see /work/staging-corpus/NOTES.md.
+# ---------------------------------------------------------------------------
+
+QTB, ATB = "show me a table of shells", "That table lists six shells."
+QU = "show me a unicode sample"
+AU = "Unicode test: \u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\nThumbs up \U0001F44D and a family \U0001F468\u200d\U0001F469\u200d\U0001F467 here.\nEnd of the unicode sample."
+AS_LAST = "Slow line 9: one two three four five."
+
+# Per agent: "after_a2" = the second answer's text followed by the idle signal (typed-ahead case, where the
+# first turn's own end signal comes after the second question was submitted), overrides for the new cases,
+# and notes describing the newest version.
+NEW = {
+    "claude": {
+        # 2.1.332 prints a one-line reply only when it is complete, in the same write as the idle title
+        # (title first), and follows it with the end line '\u273b <Verb> for Ns \u00b7 done <time>'
+        "after_a2": [{"wait_for_raw": "Jupiter[\\s\\S]*\\u273b", "timeout": 60}],
+        "permission_command": ["claude", "--permission-mode", "manual"],
+        "notes": "Claude Code 2.1.332 (newest) with ANTHROPIC_BASE_URL pointing at the mock; onboarding/trust skipped via ~/.claude.json (setup_agent.sh). This version is a full-screen TUI: alternate screen (ESC[?1049h) with mouse tracking (?1000h ?1002h ?1003h ?1006h); every update starts from ESC[H and moves down with ESC[nB. Window title stays 'Claude Code' (no session-title side request): '\u2733 Claude Code' idle, '\u25d0 Claude Code' / '\u25d1 Claude Code' busy. Idle footer '\u23f5\u23f5 auto mode on (shift+tab to cycle) \u00b7 \u2190 for agents', busy footer '\u00b7 esc to interrupt \u00b7 \u2190 for agents'; each finished reply ends with '\u273b <Verb> for Ns \u00b7 done <h:mm AM>'. Empty input box '\u276f\u00a0' (NBSP). Startup queries: XTVERSION, kitty keyboard, OSC 7501;? (unanswered), DA1. Exit: '/exit' + Enter.",
+    },
+    "codex": {
+        "after_a2": [{"wait_for_raw": "Jupiter[\\s\\S]*\\x1b\\]7501;state=done", "timeout": 60}],
+    },
+    "gemini": {
+        "after_a2": [{"wait_for_raw": "Jupiter[\\s\\S]*\\x1b\\]0;\u25c7  Ready", "timeout": 60}],
+    },
+    "aider": {
+        "after_a2": [{"wait_for": "Jupiter[\\s\\S]*Tokens: .* received", "timeout": 60}, {"sleep": 1.0}],
+        "table_reply": ATB,
+    },
+}
+
+# What each agent did with the typed-ahead question (filled in from the recordings, render.py).
+TYPEAHEAD = {}
+
+
+def new_scripts_for(key, A):
+    N = NEW[key]
+    base = {"agent": A["agent"], "preset": A["preset"], "command": A["command"],
+            "version_command": A["version_command"], "cwd": "/tmp/corpus-work/" + key, "mock": True,
+            "setup": "bash $CORPUS_TOOLS/setup_agent.sh " + key, "env": A["env"]}
+    base.update(A.get("extra", {}))
+    done, settle, ready, exit_ = A["done"], [{"sleep": 1.0}], A["ready"], A["exit"]
+    notes = N.get("notes", A["notes"])
+    out = {}
+    out["basic-80x24"] = dict(base, size=[80, 24], steps=ready + submit(Q1) + done + settle + submit(Q2) + done
+                              + settle + exit_, turns=[turn(Q1, A1), turn(Q2, A2)],
+                              notes="80x24, two questions.")
+    out["long-80x24"] = dict(base, size=[80, 24], steps=ready + submit(QL) + A.get("done_long", done) + settle + exit_,
+                             turns=[turn(QL, AL)], notes="80x24, the 80-line reply. " + A.get("notes_long", ""))
+    out["table-100x30"] = dict(base, size=[100, 30], steps=ready + submit(QTB) + done + settle + exit_,
+                               turns=[turn(QTB, N.get("table_reply", ATB))],
+                               notes="100x30, a markdown table reply (header, separator, 6 rows: bash/zsh/fish/ksh/tcsh/dash "
+                                     "with config file and year), then the line 'That table lists six shells.' "
+                                     "(the sidecar reply; the table itself is re-rendered by each agent).")
+    out["unicode-80x24"] = dict(base, size=[80, 24], steps=ready + submit(QU) + done + settle + exit_,
+                                turns=[turn(QU, N.get("unicode_reply", AU))],
+                                notes="80x24, a reply with CJK (double width), an emoji and a ZWJ family sequence "
+                                      "(U+1F468 U+200D U+1F469 U+200D U+1F467).")
+    mid = [{"wait_for": "Numbered\\s+line\\s+20\\s", "timeout": 60}, {"resize": "80x24"}]
+    out["resize-120x40"] = dict(base, size=[120, 40],
+                                steps=ready + submit(QL) + mid + A.get("done_long", done) + settle
+                                + [{"resize": "120x40"}, {"sleep": 1.5}] + submit(Q3) + done + settle + exit_,
+                                turns=[turn(QL, AL), turn(Q3, A3)],
+                                notes="Starts at 120x40; resized to 80x24 while the 80-line reply streams (right after "
+                                      "'Numbered line 20' appeared), then back to 120x40 at the idle prompt before the "
+                                      "second question.")
+    ta = TYPEAHEAD.get(key, {})
+    out["typeahead-80x24"] = dict(base, size=[80, 24],
+                                  steps=ready + submit(QS) + [{"wait_for": "Slow\\s+line\\s+2", "timeout": 60}]
+                                  + submit(Q2) + N["after_a2"] + settle + exit_,
+                                  turns=ta.get("turns", [turn(QS, AS_LAST), turn(Q2, A2)]),
+                                  notes="80x24, typed-ahead: the second question is typed and submitted (Enter) while the "
+                                        "slow reply still streams (after 'Slow line 2'). " + ta.get("notes", ""))
+    out["interrupt-80x24"] = dict(base, size=[80, 24], steps=ready + submit(QS)
+                                  + [{"wait_for": "Slow\\s+line\\s+3", "timeout": 60}, {"sleep": 0.5}] + A["interrupt"]
+                                  + A.get("after_interrupt", [{"sleep": 3.0}]) + submit(Q2) + done + settle + exit_,
+                                  turns=[turn(QS, AS, True), turn(Q2, A2)],
+                                  notes="80x24. " + A.get("notes_interrupt", ""))
+    out["permission-80x24"] = dict(base, size=[80, 24], steps=ready + submit(QT) + A["approve"]
+                                   + A.get("done_tool", done) + settle + exit_,
+                                   turns=[turn(QT, A.get("tool_reply", AT))],
+                                   notes="80x24. " + A.get("notes_permission", ""))
+    if "permission_command" in N:
+        out["permission-80x24"]["command"] = N["permission_command"]
+    if key == "aider":
+        cmd = A["command"] + ["--chat-mode", "ask"]
+        out["askmode-80x24"] = dict(base, command=cmd, size=[80, 24],
+                                    steps=[{"wait_for": "ask> ", "since": "start", "timeout": 60}, {"sleep": 2.0}]
+                                    + submit(Q1) + done + settle
+                                    + submit("/chat-mode code") + [{"wait_for": "^> $", "timeout": 20}, {"sleep": 1.0}]
+                                    + submit(Q2) + done + settle + exit_,
+                                    turns=[turn(Q1, A1), turn(Q2, A2)],
+                                    notes="aider --chat-mode ask: the prompt is 'ask> '. After the first answer "
+                                          "'/chat-mode code' switches to code mode (prompt '> '); the command gets no "
+                                          "model reply, so it is not a turn.")
+    for k, s in out.items():
+        s["name"] = "%s-%s" % (key, k)
+        s["notes"] = (notes + " " + s["notes"]).strip()
+    return out
+
+
 if __name__ == "__main__":
     import sys
     os.makedirs(SCRIPTS, exist_ok=True)
     keys = sys.argv[1:] or list(AGENTS)
     for key in keys:
-        for kind, s in scripts_for(key, AGENTS[key]).items():
+        for kind, s in list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items()):
             order = ["name", "agent", "preset", "command", "version_command", "size", "cwd", "mock", "setup", "env",
                      "steps", "turns", "notes"]
             s = {k: s[k] for k in order if k in s}

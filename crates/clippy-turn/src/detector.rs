@@ -306,6 +306,22 @@ impl TurnDetector {
     pub fn preset(&self) -> &Preset {
         &self.core.preset
     }
+
+    /// The session's screen as text right now, after up to `history` lines of its history
+    /// (like `tmux capture-pane -p`): what a person sees, a waiting dialog included.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("shell")?).size(20, 2)?);
+    /// detector.feed_output(b"one\r\ntwo\r\n$ ").for_each(drop);
+    /// assert_eq!(detector.screen(1).lines, ["one", "two", "$"]);
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    #[cfg(feature = "text")]
+    pub fn screen(&self, history: usize) -> clippy_screen::Snapshot {
+        self.core.screen.snapshot(history)
+    }
 }
 
 impl Core {

@@ -47,3 +47,5 @@ pub use detector::{DEFAULT_MAX_TURN_BYTES, DetectorConfig, Event, Phase, TurnDet
 pub use error::TurnError;
 pub use preset::{PRESETS, Preset, PresetSpec};
 pub use turn::Turn;
+#[cfg(feature = "text")]
+pub use clippy_screen::Snapshot;
