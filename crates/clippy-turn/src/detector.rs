@@ -159,6 +159,9 @@ struct Core {
     osc_status: bool,
     cwd: Option<String>,
     bracketed_paste: bool,
+    /// A line has been submitted since the session started: until then the agent going busy
+    /// by itself is its start-up, not a turn.
+    submitted: bool,
     /// Lines submitted ahead of the prompt that will run them (typed ahead, piped in), oldest
     /// first; with OSC 133 every submit waits here for its `C` mark.
     pending: VecDeque<String>,
@@ -193,6 +196,12 @@ struct Running {
     /// at its next prompt line, or at the next input.
     idle_armed: bool,
     exit_code: Option<i32>,
+    /// The turn was started from a line typed ahead, not by a submit at its prompt.
+    queued: bool,
+    /// Non-blank lines the agent drew since the turn started.
+    lines_seen: u32,
+    /// Lines typed ahead during this turn (the last ones in `pending`).
+    typed_ahead: usize,
 }
 
 impl TurnDetector {
@@ -218,6 +227,7 @@ impl TurnDetector {
                 osc_status: false,
                 cwd: None,
                 bracketed_paste: false,
+                submitted: false,
                 pending: VecDeque::new(),
                 tail: Vec::new(),
                 #[cfg(feature = "text")]
@@ -246,8 +256,12 @@ impl TurnDetector {
 
     /// Feeds bytes written to the child (keystrokes, pastes, injected text).
     pub fn feed_input(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
-        if !bytes.is_empty() && self.core.turn.as_ref().is_some_and(|t| t.idle_armed) {
-            // The user saw the agent idle and acts on it: the turn ended before this input.
+        if !bytes.is_empty()
+            && self.core.turn.as_ref().is_some_and(|t| t.idle_armed)
+            && !self.core.dialog_on_screen()
+        {
+            // The user saw the agent idle and acts on it: the turn ended before this input. (Not
+            // when the screen still shows it busy or asking: the input answers a menu.)
             let offset = self.core.offset;
             let mut feed = Feed {
                 core: &mut self.core,
@@ -257,12 +271,17 @@ impl TurnDetector {
             feed.finish(offset);
         }
         let core = &mut self.core;
+        let view = &self.view;
         let first = core.events.len();
         let pressed = self.input.feed(bytes, |key| match key {
-            Key::Submit(input) => core.submit(input),
+            Key::Submit(input) => core.submit(input, view.current_text()),
             Key::Interrupt => {
                 if let Some(turn) = &mut core.turn {
                     turn.interrupted = true;
+                    // The terminal discards input not yet read when it interrupts.
+                    let dropped = std::mem::take(&mut turn.typed_ahead);
+                    core.pending
+                        .truncate(core.pending.len().saturating_sub(dropped));
                 }
             }
         });
@@ -325,7 +344,9 @@ impl TurnDetector {
 }
 
 impl Core {
-    fn submit(&mut self, input: String) {
+    /// A line was submitted; `line` is the line being drawn when Enter was pressed.
+    fn submit(&mut self, input: String, line: &[u8]) {
+        self.submitted = true;
         self.events.push(Event::Submitted {
             input: input.clone(),
         });
@@ -338,15 +359,92 @@ impl Core {
             self.pending.push_back(input);
             return;
         }
+        let typed_ahead = self.is_typed_ahead(&input, line);
         match &mut self.turn {
+            // A line typed ahead that the program never ran (it was read as the answer to a
+            // question, or discarded): the agent is at its prompt, and this line is the turn's.
+            Some(turn) if turn.queued && turn.lines_seen == 0 => {
+                turn.inputs = vec![input];
+                turn.queued = false;
+                turn.skip_line = true;
+            }
             // Continuation lines typed before any output (a multi-line statement in a REPL).
             Some(turn) if turn.content_start.is_none() => {
                 turn.inputs.push(input);
                 turn.skip_line = true;
             }
+            // A question typed ahead while the agent works: its turn comes after this one.
+            Some(turn) if typed_ahead => {
+                turn.typed_ahead += 1;
+                if self.pending.len() == MAX_PENDING_INPUTS {
+                    self.pending.pop_front();
+                }
+                self.pending.push_back(input);
+            }
             // An answer to a question asked inside the turn (a permission dialog).
             Some(_) => {}
             None => self.start_turn(vec![input], true, self.offset),
+        }
+    }
+
+    /// Whether a line submitted while a turn runs is a question typed ahead (rather than an
+    /// answer to the program): for agents that answer such lines in turns of their own, a line
+    /// with text, not typed after a question the program drew on the same line (`Run shell
+    /// command? [Yes]: y`, `name: bob`) — and, for TUIs, only when their input line shows it
+    /// (a menu's choice is not drawn there).
+    fn is_typed_ahead(&self, input: &str, line: &[u8]) -> bool {
+        let input = input.trim();
+        if !self.preset.queues_typed_ahead() || input.is_empty() {
+            return false;
+        }
+        if self.preset.osc_idle().is_some() {
+            return self.shown_on_prompt_row(input);
+        }
+        let line = self.cursor_row(line);
+        let asked = line
+            .trim_end()
+            .strip_suffix(input)
+            .unwrap_or(&line)
+            .trim_end()
+            .ends_with(['?', ':', ']', '>']);
+        !asked
+    }
+
+    /// The text of the row the cursor is on: from the screen, else the line view's `line`
+    /// (which a TUI's cursor moves cut short).
+    fn cursor_row(&self, line: &[u8]) -> String {
+        #[cfg(feature = "text")]
+        {
+            let _ = line;
+            let screen = self.screen.snapshot(0);
+            screen
+                .lines
+                .get(usize::from(screen.cursor.0))
+                .cloned()
+                .unwrap_or_default()
+        }
+        #[cfg(not(feature = "text"))]
+        String::from_utf8_lossy(line).into_owned()
+    }
+
+    /// Whether a row of the screen is a prompt line showing `input` (a TUI's input box holding
+    /// a question typed ahead). Without the screen (no `text` feature), never.
+    fn shown_on_prompt_row(&self, input: &str) -> bool {
+        #[cfg(feature = "text")]
+        if let Some(prompt) = self.preset.prompt() {
+            return self
+                .screen
+                .snapshot(0)
+                .lines
+                .iter()
+                .any(|row| row.contains(input) && prompt.is_match(row.as_bytes()));
+        }
+        #[cfg(feature = "text")]
+        return true;
+        #[cfg(not(feature = "text"))]
+        {
+            let _ = input;
+            false
         }
     }
 
@@ -368,7 +466,21 @@ impl Core {
             end_mark: None,
             idle_armed: false,
             exit_code: None,
+            queued: false,
+            lines_seen: 0,
+            typed_ahead: 0,
         });
+    }
+
+    /// Whether the screen shows the agent busy or asking (a permission menu, `❯ 1. Yes`): a
+    /// busy line on a visible row.
+    fn dialog_on_screen(&self) -> bool {
+        #[cfg(feature = "text")]
+        if let Some(busy) = self.preset.busy_line() {
+            let screen = self.screen.snapshot(0);
+            return screen.lines.iter().any(|row| busy.is_match(row.as_bytes()));
+        }
+        false
     }
 
     /// Whether a prompt seen now must be ignored because the agent says it is still busy.
@@ -442,15 +554,40 @@ impl Feed<'_> {
     }
 
     /// Starts the turn of the next line typed ahead, if any (without OSC 133, whose `C` mark
-    /// does that). The prompt line it was echoed on is skipped like any submit's.
+    /// does that). The prompt line it is echoed on is skipped like any submit's.
     fn start_queued(&mut self, at: u64) {
+        self.start_queued_echoed(at, false);
+    }
+
+    /// [`Feed::start_queued`], where `echoed` says the line was already drawn on the prompt
+    /// line that ended the previous turn: the next line is the program's.
+    fn start_queued_echoed(&mut self, at: u64, echoed: bool) {
         if self.core.osc133 || self.core.turn.is_some() {
             return;
         }
         if let Some(input) = self.core.pending.pop_front() {
             self.sync(at);
-            self.core.start_turn(vec![input], true, at);
+            self.core.start_turn(vec![input], !echoed, at);
+            if let Some(turn) = &mut self.core.turn {
+                turn.queued = true;
+                turn.echo_seen = echoed;
+            }
         }
+    }
+
+    /// Whether `text` is a prompt with the next line typed ahead drawn after it (a readline
+    /// program reading the line it was given while busy: `>>> print(1)`).
+    fn prompt_with_queued_echo(&self, text: &[u8]) -> bool {
+        let Some(next) = self.core.pending.front() else {
+            return false;
+        };
+        let next = next.trim();
+        let text = String::from_utf8_lossy(text);
+        let text = text.trim_end();
+        !next.is_empty()
+            && text
+                .strip_suffix(next)
+                .is_some_and(|prompt| self.prompt_matches(prompt.as_bytes()))
     }
 
     fn prompt_matches(&self, text: &[u8]) -> bool {
@@ -474,8 +611,21 @@ impl Feed<'_> {
         }
     }
 
-    /// Ends the running turn at stream offset `end`, reporting it if the agent said anything.
+    /// Ends the running turn at stream offset `end`, reporting it if the agent said anything,
+    /// and starts the turn of the next line typed ahead, if any.
     fn finish(&mut self, end: u64) {
+        self.finish_then_queued(end, false);
+    }
+
+    /// [`Feed::finish`], where `echoed` says the next line typed ahead is drawn on the prompt
+    /// line that ends this turn.
+    fn finish_then_queued(&mut self, end: u64, echoed: bool) {
+        self.end_turn(end);
+        self.start_queued_echoed(end, echoed);
+    }
+
+    /// Ends the running turn at stream offset `end`, reporting it if the agent said anything.
+    fn end_turn(&mut self, end: u64) {
         self.sync(end);
         let core = &mut *self.core;
         let Some(mut turn) = core.turn.take() else {
@@ -516,7 +666,6 @@ impl Feed<'_> {
             offset: end,
             exit_code: turn.exit_code,
         });
-        self.start_queued(end);
     }
 
     /// The content begins at `start`: what the turn buffer holds before it is dropped.
@@ -578,6 +727,20 @@ impl ViewSink for Feed<'_> {
             .turn
             .as_mut()
             .is_some_and(|t| std::mem::take(&mut t.skip_line));
+        if let Some(turn) = &mut self.core.turn {
+            turn.lines_seen += 1;
+        }
+        if !skip
+            && self.core.phase == Phase::Busy
+            && self.core.turn.as_ref().is_some_and(|t| t.typed_ahead > 0)
+            && self.prompt_with_queued_echo(text)
+            && self.core.accepts_prompt_line()
+        {
+            // The prompt, and the line typed ahead already drawn on it: the next turn begins.
+            self.core.line_veto = false;
+            self.finish_then_queued(line.start, true);
+            return;
+        }
         if !skip && self.prompt_matches(text) {
             let accepted = self.core.accepts_prompt_line();
             self.core.line_veto = false;
@@ -631,10 +794,23 @@ impl ViewSink for Feed<'_> {
             self.core.osc_status = true;
             self.core.osc_busy = true;
             match &mut self.core.turn {
+                // Idle, then busy again on a question typed ahead: the turn ended in between
+                // (Claude Code shows its idle title for a few ms before sending it).
+                Some(turn) if turn.idle_armed && turn.typed_ahead > 0 => {
+                    self.finish(start);
+                    if let Some(turn) = &mut self.core.turn {
+                        turn.busy_seen = true;
+                    }
+                }
                 Some(turn) => turn.busy_seen = true,
                 // The agent went busy on input we did not see submitted (a key encoding we do
-                // not parse, or an agent-initiated action): its output is still a turn.
-                None if self.core.phase == Phase::Idle && preset.osc_idle().is_some() => {
+                // not parse, or an agent-initiated action): its output is still a turn. Before
+                // anything was submitted it is the agent starting up (Codex works once after its
+                // first idle mark): no turn.
+                None if self.core.phase == Phase::Idle
+                    && self.core.submitted
+                    && preset.osc_idle().is_some() =>
+                {
                     self.sync(end);
                     self.core.start_turn(Vec::new(), false, end);
                     if let Some(turn) = &mut self.core.turn {
@@ -650,10 +826,13 @@ impl ViewSink for Feed<'_> {
             self.core.osc_status = true;
             self.core.osc_busy = false;
             self.core.line_veto = false;
+            let done = preset
+                .osc_done()
+                .is_some_and(|d| d.is_match(payload.as_bytes()));
             match self.core.phase {
                 Phase::Starting => self.ready(start),
                 Phase::Busy if !self.core.vetoed() => {
-                    if preset.prompt().is_some() {
+                    if preset.prompt().is_some() && !done {
                         if let Some(turn) = &mut self.core.turn {
                             turn.idle_armed = true;
                         }

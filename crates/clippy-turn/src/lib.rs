@@ -43,9 +43,9 @@ mod preset;
 mod text;
 mod turn;
 
+#[cfg(feature = "text")]
+pub use clippy_screen::Snapshot;
 pub use detector::{DEFAULT_MAX_TURN_BYTES, DetectorConfig, Event, Phase, TurnDetector};
 pub use error::TurnError;
 pub use preset::{PRESETS, Preset, PresetSpec};
 pub use turn::Turn;
-#[cfg(feature = "text")]
-pub use clippy_screen::Snapshot;

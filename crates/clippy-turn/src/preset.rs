@@ -29,6 +29,13 @@ pub struct PresetSpec {
     pub osc_idle: Option<&'static str>,
     /// Regex on an OSC payload meaning busy; vetoes prompts until an idle OSC is seen.
     pub osc_busy: Option<&'static str>,
+    /// Regex on an OSC payload meaning the turn is over (Codex's `state=done`): the turn ends
+    /// there, without waiting for the prompt line an idle OSC waits for.
+    pub osc_done: Option<&'static str>,
+    /// A line submitted while the agent works is a question of its own, answered in a turn of
+    /// its own after the running one (Claude Code, Gemini CLI, aider, shells, REPLs); false
+    /// where the agent folds it into the running turn (Codex).
+    pub queues_typed_ahead: bool,
     /// When true, a turn only ends after a busy signal was seen since the input was submitted.
     ///
     /// For TUIs that repaint their idle screen right after a submit, before going busy.
@@ -47,6 +54,8 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
     },
@@ -57,6 +66,8 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
     },
@@ -67,6 +78,8 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: Some(r"^\.\.\.\s*$"),
     },
@@ -77,28 +90,36 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
     },
     PresetSpec {
         name: "aider",
-        description: "Aider's `> ` prompt, optionally prefixed by the edit format (`architect> `, `ask> `, …)",
-        prompt: Some(r"^(?:[\w-]+ )?>\s*$"),
+        description: "Aider's `> ` prompt, optionally prefixed by the chat mode or edit format (`ask> `, `code> `, `architect> `, `multi> `, `diff> `, …)",
+        prompt: Some(r"^(?:[\w-]+ ?)?>\s*$"),
         busy_line: None,
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: Some(r"^Tokens: \S+ sent, \S+ received"),
     },
     PresetSpec {
         name: "claude",
-        description: "Claude Code: title `✳ …` when idle (braille spinner while working), then its `❯` input line",
-        prompt: Some(r"^\s*❯(?:\s|$)"),
+        description: "Claude Code: title `✳ …` when idle (braille or half-circle spinner while working), then its `❯` input line",
+        prompt: Some(r"^\s*❯(?:\x{a0}|[ \t]*$)"),
         busy_line: Some(r"^\s*[·✢✳✶✻✽*]\s+\S+…|esc to interrupt|^\s*❯\s*\d+\.\s"),
-        osc_idle: Some(r"^[02];✳"),
-        osc_busy: Some(r"^[02];[⠀-⣿]"),
+        osc_idle: Some(r"^(?:[02];✳|7501;.*state=(?:idle|done))"),
+        osc_busy: Some(r"^(?:[02];[⠀-⣿◐◑◒◓]|7501;.*state=(?:working|blocked))"),
+        osc_done: Some(r"^7501;.*state=done"),
+        queues_typed_ahead: true,
         require_busy: true,
-        chrome: Some(r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+Tip:|\? for shortcuts)"),
+        chrome: Some(
+            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+Tip:|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on)",
+        ),
     },
     PresetSpec {
         name: "codex",
@@ -106,7 +127,9 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^\s*›(?:\s|$)"),
         busy_line: Some(r"esc to interrupt"),
         osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
-        osc_busy: Some(r"^7501;.*state=working"),
+        osc_busy: Some(r"^7501;.*state=(?:working|blocked)"),
+        osc_done: Some(r"^7501;.*state=done"),
+        queues_typed_ahead: false,
         require_busy: true,
         chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts)"),
     },
@@ -117,6 +140,8 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: Some(r"esc to cancel"),
         osc_idle: Some(r"^[02];◇"),
         osc_busy: Some(r"^[02];✦"),
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
             r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\))|\s(?:no sandbox|sandbox-exec)\s",
@@ -132,6 +157,8 @@ pub struct Preset {
     busy_line: Option<Regex>,
     osc_idle: Option<Regex>,
     osc_busy: Option<Regex>,
+    osc_done: Option<Regex>,
+    queues_typed_ahead: bool,
     require_busy: bool,
     chrome: Option<Regex>,
 }
@@ -168,6 +195,8 @@ impl Preset {
             busy_line: spec.busy_line.map(|p| compile("busy", p)).transpose()?,
             osc_idle: spec.osc_idle.map(|p| compile("OSC idle", p)).transpose()?,
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
+            osc_done: spec.osc_done.map(|p| compile("OSC done", p)).transpose()?,
+            queues_typed_ahead: spec.queues_typed_ahead,
             require_busy: spec.require_busy,
             chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
         })
@@ -188,6 +217,8 @@ impl Preset {
             busy_line: None,
             osc_idle: None,
             osc_busy: None,
+            osc_done: None,
+            queues_typed_ahead: true,
             require_busy: false,
             chrome: None,
         })
@@ -218,6 +249,14 @@ impl Preset {
 
     pub(crate) fn osc_busy(&self) -> Option<&Regex> {
         self.osc_busy.as_ref()
+    }
+
+    pub(crate) fn osc_done(&self) -> Option<&Regex> {
+        self.osc_done.as_ref()
+    }
+
+    pub(crate) fn queues_typed_ahead(&self) -> bool {
+        self.queues_typed_ahead
     }
 
     pub(crate) fn require_busy(&self) -> bool {

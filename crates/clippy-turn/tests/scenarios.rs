@@ -150,6 +150,8 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         busy_line: Some(r"esc to interrupt"),
         osc_idle: None,
         osc_busy: None,
+        osc_done: None,
+        queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
     })
