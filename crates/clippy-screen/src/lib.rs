@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod frames;
+mod graphemes;
 mod markers;
 
 use std::collections::VecDeque;
@@ -41,6 +42,7 @@ use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{Processor, Timeout};
 
 use crate::frames::Frames;
+use crate::graphemes::Joining;
 use crate::markers::{Marker, MarkerScan};
 
 /// Bytes fed to the emulator between two collections of the rows that scrolled into history.
@@ -63,6 +65,8 @@ pub struct Screen {
     /// The head of a logical line whose first rows are in history and whose rest is on screen.
     partial: String,
     recording: Option<Recording>,
+    /// The last character drawn was a zero-width joiner.
+    after_zwj: bool,
 }
 
 impl std::fmt::Debug for Screen {
@@ -184,6 +188,7 @@ impl Screen {
             },
             partial: String::new(),
             recording: None,
+            after_zwj: false,
         }
     }
 
@@ -195,12 +200,12 @@ impl Screen {
             if marker == Some(Marker::ClearHistory) {
                 // The rows scrolled before the clear are history until the clear.
                 let (head, last) = now.split_at(now.len() - 1);
-                self.parser.advance(&mut self.term, head);
+                self.emulate(head);
                 self.collect_history();
-                self.parser.advance(&mut self.term, last);
+                self.emulate(last);
                 self.history.clear();
             } else {
-                self.parser.advance(&mut self.term, now);
+                self.emulate(now);
                 self.collect_history();
                 if marker == Some(Marker::FrameEnd) {
                     self.sample_frame();
@@ -208,6 +213,14 @@ impl Screen {
             }
             bytes = rest;
         }
+    }
+
+    fn emulate(&mut self, bytes: &[u8]) {
+        let mut joining = Joining {
+            term: &mut self.term,
+            after_zwj: &mut self.after_zwj,
+        };
+        self.parser.advance(&mut joining, bytes);
     }
 
     /// The terminal was resized. Rows pushed off the top go into history; nothing is
@@ -437,7 +450,7 @@ impl Dimensions for Size {
 /// The emulator's events (bell, title, replies to queries) are not ours to act on: the
 /// person's terminal answers the program.
 #[derive(Clone, Copy)]
-struct Listener;
+pub(crate) struct Listener;
 
 impl alacritty_terminal::event::EventListener for Listener {}
 

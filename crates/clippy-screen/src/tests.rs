@@ -50,6 +50,14 @@ fn wide_characters_and_zwj_sequences_come_out_whole() {
 }
 
 #[test]
+fn a_zwj_sequence_takes_the_two_cells_its_program_gives_it() {
+    // The program counts the family as two cells and moves on to column 12 absolutely.
+    let family = "👨\u{200d}👩\u{200d}👧";
+    let screen = fed(20, 2, format!("a {family}\x1b[6Gb\x1b[12Gc").as_bytes());
+    assert_eq!(screen.snapshot(0).lines[0], format!("a {family} b     c"));
+}
+
+#[test]
 fn a_cleared_history_keeps_only_what_came_after() {
     let mut screen = fed(10, 2, b"old 1\r\nold 2\r\nold 3\r\n");
     screen.begin_recording();

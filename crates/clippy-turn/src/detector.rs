@@ -575,12 +575,23 @@ impl Feed<'_> {
         }
     }
 
-    /// Whether `text` is a prompt with the next line typed ahead drawn after it (a readline
-    /// program reading the line it was given while busy: `>>> print(1)`).
-    fn prompt_with_queued_echo(&self, text: &[u8]) -> bool {
-        let Some(next) = self.core.pending.front() else {
-            return false;
-        };
+    /// The line typed ahead that a prompt line may show already read: the next one waiting,
+    /// or the running turn's last line when it was taken for a continuation line (a command
+    /// that printed nothing before it was submitted: `sleep 2`).
+    fn line_typed_ahead(&self) -> Option<(&str, bool)> {
+        let turn = self.core.turn.as_ref()?;
+        if turn.typed_ahead > 0 {
+            return self.core.pending.front().map(|next| (next.as_str(), false));
+        }
+        match turn.inputs.as_slice() {
+            [_, .., last] if turn.content_start.is_none() => Some((last.as_str(), true)),
+            _ => None,
+        }
+    }
+
+    /// Whether `text` is a prompt with `next` drawn after it (a readline program reading the
+    /// line it was given while busy: `>>> print(1)`).
+    fn prompt_with_echo(&self, text: &[u8], next: &str) -> bool {
         let next = next.trim();
         let text = String::from_utf8_lossy(text);
         let text = text.trim_end();
@@ -730,13 +741,17 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
-        if !skip
+        if let Some((next, taken)) = self.line_typed_ahead().filter(|_| !skip)
             && self.core.phase == Phase::Busy
-            && self.core.turn.as_ref().is_some_and(|t| t.typed_ahead > 0)
-            && self.prompt_with_queued_echo(text)
+            && self.prompt_with_echo(text, next)
             && self.core.accepts_prompt_line()
         {
             // The prompt, and the line typed ahead already drawn on it: the next turn begins.
+            if taken && let Some(turn) = &mut self.core.turn {
+                if let Some(last) = turn.inputs.pop() {
+                    self.core.pending.push_front(last);
+                }
+            }
             self.core.line_veto = false;
             self.finish_then_queued(line.start, true);
             return;

@@ -114,7 +114,8 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: Some(r"^\s*[·✢✳✶✻✽*]\s+\S+…|esc to interrupt|^\s*❯\s*\d+\.\s"),
         osc_idle: Some(r"^(?:[02];✳|7501;.*state=(?:idle|done))"),
         osc_busy: Some(r"^(?:[02];[⠀-⣿◐◑◒◓]|7501;.*state=(?:working|blocked))"),
-        osc_done: Some(r"^7501;.*state=done"),
+        // Its `state=done` comes before the frame that draws the reply's end: it only arms.
+        osc_done: None,
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(

@@ -81,10 +81,27 @@ fn keep_line(line: &str, inputs: &[String], preset: &Preset) -> bool {
         || trimmed
             .chars()
             .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
-        || trimmed.trim_start_matches("^C").trim().is_empty();
+        || trimmed.trim_start_matches("^C").trim().is_empty()
+        || prompt_and_input(line, inputs, preset);
     // A line that is the bare input is the answer (a REPL evaluating a literal); a decorated
     // one is the echo.
     !chrome && (is_bare_input(line, inputs) || !is_echo(line, inputs))
+}
+
+/// Whether a line is the agent's prompt with one of `inputs` after it (a shell's
+/// `root@box:~# ls`, whatever the prompt's length).
+fn prompt_and_input(line: &str, inputs: &[String], preset: &Preset) -> bool {
+    let Some(prompt) = preset.prompt() else {
+        return false;
+    };
+    let line = line.trim_end();
+    inputs.iter().any(|input| {
+        let input = input.trim();
+        !input.is_empty()
+            && line
+                .strip_suffix(input)
+                .is_some_and(|before| prompt.is_match(before.as_bytes()))
+    })
 }
 
 /// Joins lines, trailing spaces trimmed, blank lines at both ends removed and runs of blank
