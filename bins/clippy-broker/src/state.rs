@@ -30,6 +30,7 @@ use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 
 mod events;
 mod routing;
+mod screen;
 mod spool_ops;
 
 pub use routing::DEFAULT_MAX_HOPS;
@@ -524,6 +525,7 @@ impl State {
                 | Message::TurnCompleted { .. }
                 | Message::BracketedPaste { .. }
                 | Message::Progress { .. }
+                | Message::ScreenReport { .. }
         );
         if wrapper_only && role != Role::Wrapper {
             return Err(refuse(
@@ -637,6 +639,18 @@ impl State {
                 force,
                 timeout_ms,
             } => self.end_session(conn, id, &session, force, timeout_ms, now_ms, out),
+            Message::Screen {
+                id,
+                session,
+                history,
+                timeout_ms,
+            } => self.screen(conn, id, &session, history, timeout_ms, now_ms, out),
+            Message::ScreenReport {
+                id,
+                session,
+                request,
+                screen,
+            } => self.screen_report(conn, id, &session, request, screen, out),
             Message::RouteAdd { id, route } => self.route_add(id, route, out),
             Message::RouteList { id } => Ok(self.route_list(id)),
             Message::RouteRemove { id, route } => self.route_remove(id, &route, out),
@@ -669,6 +683,7 @@ impl State {
             | Message::Status { .. }
             | Message::ExecResult { .. }
             | Message::SessionEnded { .. }
+            | Message::ScreenSnapshot { .. }
             | Message::Route { .. }
             | Message::Routes { .. }
             | Message::InboxItems { .. }
@@ -677,7 +692,8 @@ impl State {
             | Message::Event { .. }
             | Message::Error { .. }
             | Message::Inject { .. }
-            | Message::Terminate { .. }) => Err(refuse(
+            | Message::Terminate { .. }
+            | Message::ScreenRequest { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),

@@ -32,7 +32,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// How long connecting to the broker and waiting for each reply may take, in milliseconds;
-    /// for wait-for, wait-prompt, expect-send, exec and end-session: how long to wait.
+    /// for wait-for, wait-prompt, expect-send, exec and end-session: how long to wait; for
+    /// screen: how long the session's wrapper may take to answer.
     #[arg(
         long,
         global = true,
@@ -129,6 +130,19 @@ pub enum Command {
     Status {
         /// Session id, unique id prefix, or name.
         session: Option<String>,
+    },
+    /// Print a session's screen as text right now, after up to N lines of its history (like
+    /// `tmux capture-pane -p`): a dialog waiting for an answer included.
+    Screen {
+        /// Session id, unique id prefix, or name.
+        #[arg(required_unless_present = "focused", conflicts_with = "focused")]
+        session: Option<String>,
+        /// The session in the focused window (X11) or the active pane (tmux).
+        #[arg(long)]
+        focused: bool,
+        /// Lines of history to print before the screen (at most 100000).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        history: u32,
     },
     /// The spool commands.
     #[command(flatten)]

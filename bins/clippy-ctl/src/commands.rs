@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::CommandFactory;
 use clippy_proto::{
-    EventRecord, Format, InboxItem, Message, PROTOCOL_VERSION, RouteInfo, SessionState,
+    EventRecord, Format, InboxItem, Message, PROTOCOL_VERSION, RouteInfo, ScreenData, SessionState,
     SessionSummary, TurnMeta,
 };
 
@@ -72,6 +72,13 @@ pub enum Report {
     TmuxBindings(String),
     /// `status SESSION`.
     SessionStatus(SessionState),
+    /// `screen`.
+    Screen {
+        /// The session id, as the broker resolved it.
+        session: String,
+        /// The screen and its history lines.
+        screen: ScreenData,
+    },
     /// `read`.
     SpoolData {
         /// The bytes.
@@ -301,6 +308,16 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         Command::Status {
             session: Some(session),
         } => crate::spool::session_status(&connect, session),
+        Command::Screen {
+            session,
+            focused,
+            history,
+        } => {
+            let mut broker = connect()?;
+            let (session, _) =
+                focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
+            screen(broker, session, *history, timeout)
+        }
         Command::Spool(command) => crate::spool::run(command, timeout, &connect),
         Command::Route(command) => crate::routing::route(command, &connect),
         Command::Inbox { session } => crate::routing::inbox(&connect, session),
@@ -327,6 +344,48 @@ pub fn follow_events(
     let socket = resolve_socket(cli.socket.as_deref())?;
     let broker = Broker::connect(&socket, Duration::from_millis(cli.timeout))?;
     crate::routing::follow(broker, since, types, write)
+}
+
+/// `screen`: the broker asks the session's wrapper, which may take up to `timeout` (then the
+/// broker answers `timeout`); the reply may take a grace period more to arrive.
+fn screen(
+    mut broker: Broker,
+    session: String,
+    history: u32,
+    timeout: Duration,
+) -> Result<Report, CtlError> {
+    broker.allow_reply_after(timeout + crate::spool::REPLY_GRACE)?;
+    let request = |id| Message::Screen {
+        id,
+        session,
+        history,
+        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+    };
+    match broker.request(request)? {
+        Message::ScreenSnapshot {
+            session,
+            lines,
+            history,
+            cols,
+            rows,
+            cursor_row,
+            cursor_col,
+            alternate,
+            ..
+        } => Ok(Report::Screen {
+            session,
+            screen: ScreenData {
+                lines,
+                history,
+                cols,
+                rows,
+                cursor_row,
+                cursor_col,
+                alternate,
+            },
+        }),
+        other => Err(unexpected("screen", &other)),
+    }
 }
 
 fn captured(request: &str, reply: Message) -> Result<Report, CtlError> {

@@ -88,6 +88,13 @@ pub fn render(
         Report::HotkeysStopped => writeln!(out, "hotkeys released"),
         Report::TmuxBindings(lines) => out.write_all(lines.as_bytes()),
         Report::SessionStatus(status) => session_status_lines(out, status),
+        // The text as it stands on the screen, one line each, like `tmux capture-pane -p`.
+        Report::Screen { screen, .. } => {
+            for line in &screen.lines {
+                writeln!(out, "{}", clean(line))?;
+            }
+            Ok(())
+        }
         Report::SpoolData {
             data,
             cursor,
@@ -438,6 +445,16 @@ fn report_json(report: &Report) -> Value {
             json!({ "status": status })
         }
         Report::SessionStatus(status) => json!({ "session_status": status }),
+        Report::Screen { session, screen } => json!({ "screen": {
+            "session": session,
+            "lines": screen.lines,
+            "history": screen.history,
+            "cols": screen.cols,
+            "rows": screen.rows,
+            "cursor_row": screen.cursor_row,
+            "cursor_col": screen.cursor_col,
+            "alternate": screen.alternate,
+        }}),
         Report::SpoolData {
             data,
             cursor,

@@ -13,7 +13,7 @@ use crate::commands::Report;
 use crate::error::CtlError;
 
 /// How much longer than a wait's own deadline the reply may take to arrive.
-const REPLY_GRACE: Duration = Duration::from_secs(5);
+pub const REPLY_GRACE: Duration = Duration::from_secs(5);
 
 /// A wait's outcome, as `wait-for`, `wait-prompt` and `expect-send` report it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clippy_proto::{
-    Client, FrameDecoder, Message, Progress, ProtoError, Role, SessionInfo, TurnData, decode,
+    Client, FrameDecoder, Message, Progress, ProtoError, Role, ScreenData, SessionInfo, TurnData,
+    decode,
 };
 
 /// Turns kept for re-sending after a reconnection (the broker's default ring depth).
@@ -46,6 +47,9 @@ pub enum FromBroker {
     Inject(Vec<u8>),
     /// Kill the child's process group.
     Terminate,
+    /// Report the screen with up to `history` lines of history (`screen_request` number
+    /// `request`).
+    Screen { request: u64, history: u32 },
 }
 
 /// One report waiting for the connection.
@@ -55,6 +59,9 @@ enum Pending {
     /// The latest progress, whatever it is when this is written.
     Progress,
     BracketedPaste(bool),
+    /// The answer to a `screen_request`: written on the connection that asked, never replayed
+    /// (the broker fails the request when that connection goes).
+    Screen(u64, Box<ScreenData>),
     Deregister,
 }
 
@@ -169,6 +176,12 @@ impl Outbox {
         let _ = self.push(Pending::BracketedPaste(enabled));
     }
 
+    /// The screen the broker asked for: queued if connected (a request of a connection that has
+    /// gone is answered on no other).
+    pub fn screen(&mut self, request: u64, screen: ScreenData) {
+        let _ = self.push(Pending::Screen(request, Box::new(screen)));
+    }
+
     /// The session ended: the goodbye is queued if connected, and no reconnection follows.
     pub fn end(&mut self) {
         self.ending = true;
@@ -272,6 +285,12 @@ impl Outbox {
                 id,
                 session,
                 enabled,
+            },
+            Pending::Screen(request, screen) => Message::ScreenReport {
+                id,
+                session,
+                request,
+                screen: *screen,
             },
             Pending::Deregister => Message::Deregister { id, session },
         }))
@@ -379,6 +398,12 @@ impl BrokerLink {
     pub fn bracketed_paste(&mut self, enabled: bool) {
         self.shared
             .update(|link| link.outbox.bracketed_paste(enabled));
+    }
+
+    /// Answers the broker's `screen_request` number `request`.
+    pub fn screen(&mut self, request: u64, screen: ScreenData) {
+        self.shared
+            .update(|link| link.outbox.screen(request, screen));
     }
 
     /// Says goodbye: the session ended. Waits (a little) for the goodbye to be written.
@@ -555,8 +580,8 @@ impl LinkThread {
     }
 }
 
-/// Reads what the broker sends until the connection ends: passes `inject` and `terminate` on,
-/// drops replies.
+/// Reads what the broker sends until the connection ends: passes `inject`, `terminate` and
+/// `screen_request` on, drops replies.
 fn read_commands(mut stream: UnixStream, to_sink: &Sender<crate::sink::SinkInput>) {
     use std::io::Read;
     let _ = stream.set_read_timeout(None);
@@ -574,6 +599,9 @@ fn read_commands(mut stream: UnixStream, to_sink: &Sender<crate::sink::SinkInput
                 Ok(Some(payload)) => match decode(&payload) {
                     Ok(Message::Inject { data, .. }) => FromBroker::Inject(data),
                     Ok(Message::Terminate { .. }) => FromBroker::Terminate,
+                    Ok(Message::ScreenRequest {
+                        request, history, ..
+                    }) => FromBroker::Screen { request, history },
                     // Replies to what the link sent: nothing to do.
                     _ => continue,
                 },
@@ -672,6 +700,7 @@ mod tests {
                 Message::Progress { progress, .. } => format!("progress {}", progress.spool_size),
                 Message::BracketedPaste { enabled, .. } => format!("bracketed {enabled}"),
                 Message::Deregister { .. } => "deregister".into(),
+                Message::ScreenReport { request, .. } => format!("screen {request}"),
                 other => format!("{other:?}"),
             });
         }
@@ -772,6 +801,27 @@ mod tests {
             Message::Progress { ref progress, .. }
                 if !progress.input_blocked && progress.spool_size == 10
         ));
+    }
+
+    #[test]
+    fn a_screen_goes_out_in_order_on_the_connection_that_asked_and_is_never_replayed() {
+        let mut outbox = Outbox::new(info());
+        // No connection: nobody to answer.
+        outbox.screen(1, ScreenData::default());
+        connect(&mut outbox);
+        assert_eq!(drain(&mut outbox), Vec::<String>::new());
+        assert_eq!(outbox.turn(turn(1, 1)), Ok(()));
+        outbox.screen(2, ScreenData::default());
+        outbox.progress(progress(5));
+        assert_eq!(drain(&mut outbox), ["turn 1", "screen 2", "progress 5"]);
+        outbox.screen(3, ScreenData::default());
+        outbox.disconnected();
+        connect(&mut outbox);
+        assert_eq!(
+            drain(&mut outbox),
+            ["turn 1"],
+            "only the held turns are replayed"
+        );
     }
 
     #[test]

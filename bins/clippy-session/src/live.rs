@@ -417,6 +417,11 @@ impl Session {
                     });
                 }
                 FromBrokerCommand::Terminate => terminate = true,
+                // Behind all the output read so far, in the tap's order: the screen shows it.
+                FromBrokerCommand::Screen { request, history } => {
+                    self.flush_tap();
+                    self.tap.send(Tapped::Screen { request, history });
+                }
             }
         }
         self.flush_input()?;

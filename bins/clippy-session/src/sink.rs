@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 
-use clippy_proto::{Progress, SessionInfo, TurnData};
+use clippy_proto::{Progress, ScreenData, SessionInfo, TurnData};
 use clippy_turn::Turn;
 
 use crate::broker_link::{BrokerLink, FromBroker};
@@ -40,6 +40,11 @@ pub enum SessionEvent {
     /// The child stopped taking its input, or took it again
     /// ([`clippy_proto::Progress::input_blocked`]).
     InputBlocked(bool),
+    /// The screen the broker asked for with `screen_request` number `request`.
+    Screen {
+        request: u64,
+        screen: Box<ScreenData>,
+    },
     /// The session is over: deregister and finish.
     Ended,
 }
@@ -119,6 +124,8 @@ pub enum FromBrokerCommand {
     Input(Vec<u8>),
     /// Kill the child's process group (`end-session --force`).
     Terminate,
+    /// Report the screen (`screen_request` number `request`), after the output read so far.
+    Screen { request: u64, history: u32 },
 }
 
 /// Where the broker's commands go: a channel to the loop, and the waker that makes it look.
@@ -253,6 +260,11 @@ impl Sink {
                 Some(SinkInput::Broker(FromBroker::Terminate)) => {
                     self.options.injector.pass(FromBrokerCommand::Terminate);
                 }
+                Some(SinkInput::Broker(FromBroker::Screen { request, history })) => {
+                    self.options
+                        .injector
+                        .pass(FromBrokerCommand::Screen { request, history });
+                }
             }
         }
         // The turns still being rendered are reported before the session says goodbye.
@@ -333,6 +345,11 @@ impl Sink {
             SessionEvent::InputBlocked(blocked) => {
                 if let Some(link) = &mut self.link {
                     link.input_blocked(blocked);
+                }
+            }
+            SessionEvent::Screen { request, screen } => {
+                if let Some(link) = &mut self.link {
+                    link.screen(request, *screen);
                 }
             }
             SessionEvent::SpoolFailed(reason) => {

@@ -13,7 +13,7 @@
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
-use clippy_proto::{Mode, Progress};
+use clippy_proto::{MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress, ScreenData};
 use clippy_spool::SpoolWriter;
 use clippy_turn::{Event, Phase, TurnDetector};
 
@@ -32,6 +32,10 @@ pub enum Tapped {
     Input { bytes: Vec<u8>, human: bool },
     /// The terminal was resized.
     Resize { cols: u16, rows: u16 },
+    /// The broker asks for the screen (`screen_request` number `request`) with up to `history`
+    /// lines of history: taken after everything handed over before it, so it shows all the
+    /// output read so far.
+    Screen { request: u64, history: u32 },
 }
 
 /// The loop's end of the tap.
@@ -209,6 +213,14 @@ impl TapState {
                 let _ = self.detector.resize(cols.max(1), rows.max(1));
                 Vec::new()
             }
+            Tapped::Screen { request, history } => {
+                let screen = screen_data(&self.detector, history);
+                self.events.send(SessionEvent::Screen {
+                    request,
+                    screen: Box::new(screen),
+                });
+                Vec::new()
+            }
         };
         for event in detected {
             let out = match event {
@@ -249,6 +261,24 @@ impl TapState {
             self.events.send(out);
         }
     }
+}
+
+/// The detector's screen with up to `history` lines of history (at most
+/// [`MAX_SCREEN_HISTORY`]), the oldest cut if it would not fit a frame.
+fn screen_data(detector: &TurnDetector, history: u32) -> ScreenData {
+    let history = history.min(MAX_SCREEN_HISTORY);
+    let snapshot = detector.screen(usize::try_from(history).unwrap_or(usize::MAX));
+    let mut screen = ScreenData {
+        history: u32::try_from(snapshot.history).unwrap_or(u32::MAX),
+        lines: snapshot.lines,
+        cols: snapshot.size.0,
+        rows: snapshot.size.1,
+        cursor_row: snapshot.cursor.0,
+        cursor_col: snapshot.cursor.1,
+        alternate: snapshot.alternate,
+    };
+    screen.fit(MAX_SCREEN_BYTES);
+    screen
 }
 
 /// Unix time in milliseconds.

@@ -417,6 +417,57 @@ pub struct EventRecord {
     pub missed: Option<u64>,
 }
 
+/// The most history lines a `screen` request may ask for; more is taken as this many.
+pub const MAX_SCREEN_HISTORY: u32 = 100_000;
+
+/// The most text a screen snapshot carries (the lines plus their framing), half a frame: a
+/// wrapper cuts the oldest lines of a larger one ([`ScreenData::fit`]).
+pub const MAX_SCREEN_BYTES: usize = crate::codec::MAX_FRAME / 2;
+
+/// A session's screen as its wrapper's terminal emulator shows it: what `screen_report`
+/// carries from the wrapper (the broker passes it on as `screen_snapshot`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenData {
+    /// History lines (logical lines, oldest first), then one per visible row; trailing spaces
+    /// removed.
+    pub lines: Vec<String>,
+    /// How many of `lines` are history.
+    pub history: u32,
+    /// The screen's width in columns.
+    pub cols: u16,
+    /// The screen's height in rows.
+    pub rows: u16,
+    /// The cursor's row on the screen (0-based).
+    pub cursor_row: u16,
+    /// The cursor's column (0-based).
+    pub cursor_col: u16,
+    /// Whether the alternate screen (a full-screen program) is shown.
+    pub alternate: bool,
+}
+
+/// Bytes a line costs in a frame beyond its text, at most (a MessagePack str header).
+const LINE_OVERHEAD: usize = 5;
+
+impl ScreenData {
+    /// Cuts the oldest lines (history first; visible rows from the top only if the rows alone
+    /// are too large) until the lines and their framing take at most `max_bytes`. Returns how
+    /// many lines were cut; `history` counts what is left of the history.
+    pub fn fit(&mut self, max_bytes: usize) -> usize {
+        let mut size: usize = self.lines.iter().map(|l| l.len() + LINE_OVERHEAD).sum();
+        let mut cut = 0;
+        while size > max_bytes && cut < self.lines.len() {
+            size -= self.lines[cut].len() + LINE_OVERHEAD;
+            cut += 1;
+        }
+        if cut > 0 {
+            self.lines.drain(..cut);
+            let cut_history = u32::try_from(cut).unwrap_or(u32::MAX).min(self.history);
+            self.history -= cut_history;
+        }
+        cut
+    }
+}
+
 /// A message on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -652,6 +703,34 @@ pub enum Message {
         /// How long to wait for the prompt after Ctrl+C, in milliseconds (default 5000).
         #[serde(default)]
         timeout_ms: Option<u64>,
+    },
+
+    /// The session's screen as text now, after up to `history` lines of its history (like
+    /// `tmux capture-pane -p`). The broker asks the session's wrapper (`screen_request`) and
+    /// answers with `screen_snapshot` when the wrapper reports it (`screen_report`).
+    Screen {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// History lines wanted before the visible rows (default 0; at most
+        /// [`MAX_SCREEN_HISTORY`]).
+        #[serde(default)]
+        history: u32,
+        /// How long the wrapper may take to answer, in milliseconds (default 5000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// A wrapper answers a `screen_request` with its session's screen.
+    ScreenReport {
+        /// Request id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// The `request` of the `screen_request` answered.
+        request: u64,
+        /// The screen.
+        screen: ScreenData,
     },
 
     /// Add a route.
@@ -892,6 +971,28 @@ pub enum Message {
         /// The newest event's id now (0 when there was none).
         last_event_id: u64,
     },
+    /// Reply to `screen`: the session's screen, history lines first.
+    ScreenSnapshot {
+        /// The request's id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// History lines (oldest first), then one per visible row; trailing spaces removed.
+        lines: Vec<String>,
+        /// How many of `lines` are history (fewer than asked when the session has less, or
+        /// when the oldest were cut to fit a frame).
+        history: u32,
+        /// The screen's width in columns.
+        cols: u16,
+        /// The screen's height in rows.
+        rows: u16,
+        /// The cursor's row on the screen (0-based).
+        cursor_row: u16,
+        /// The cursor's column (0-based).
+        cursor_col: u16,
+        /// Whether the alternate screen (a full-screen program) is shown.
+        alternate: bool,
+    },
     /// A request failed.
     Error {
         /// The request's id (0 when it could not be read).
@@ -930,6 +1031,18 @@ pub enum Message {
         /// The target session.
         session: String,
     },
+    /// Report the session's screen (id 0): the wrapper answers with `screen_report` carrying
+    /// the same `request`.
+    ScreenRequest {
+        /// Always 0.
+        id: u32,
+        /// The target session.
+        session: String,
+        /// The broker's number for this request, echoed in the report.
+        request: u64,
+        /// History lines wanted before the visible rows.
+        history: u32,
+    },
 }
 
 impl Message {
@@ -956,6 +1069,8 @@ impl Message {
         "session_status",
         "exec",
         "end_session",
+        "screen",
+        "screen_report",
         "route_add",
         "route_list",
         "route_remove",
@@ -978,6 +1093,7 @@ impl Message {
         "status",
         "exec_result",
         "session_ended",
+        "screen_snapshot",
         "route",
         "routes",
         "inbox_items",
@@ -987,6 +1103,7 @@ impl Message {
         "inject",
         "event",
         "terminate",
+        "screen_request",
     ];
 
     /// The message's `type` as on the wire (for logs and errors: the whole message may hold
@@ -1014,6 +1131,8 @@ impl Message {
             Self::SessionStatus { .. } => "session_status",
             Self::Exec { .. } => "exec",
             Self::EndSession { .. } => "end_session",
+            Self::Screen { .. } => "screen",
+            Self::ScreenReport { .. } => "screen_report",
             Self::RouteAdd { .. } => "route_add",
             Self::RouteList { .. } => "route_list",
             Self::RouteRemove { .. } => "route_remove",
@@ -1036,6 +1155,7 @@ impl Message {
             Self::Status { .. } => "status",
             Self::ExecResult { .. } => "exec_result",
             Self::SessionEnded { .. } => "session_ended",
+            Self::ScreenSnapshot { .. } => "screen_snapshot",
             Self::Route { .. } => "route",
             Self::Routes { .. } => "routes",
             Self::InboxItems { .. } => "inbox_items",
@@ -1045,6 +1165,7 @@ impl Message {
             Self::Error { .. } => "error",
             Self::Inject { .. } => "inject",
             Self::Terminate { .. } => "terminate",
+            Self::ScreenRequest { .. } => "screen_request",
         }
     }
 
@@ -1072,6 +1193,8 @@ impl Message {
             | Self::SessionStatus { id, .. }
             | Self::Exec { id, .. }
             | Self::EndSession { id, .. }
+            | Self::Screen { id, .. }
+            | Self::ScreenReport { id, .. }
             | Self::RouteAdd { id, .. }
             | Self::RouteList { id }
             | Self::RouteRemove { id, .. }
@@ -1094,6 +1217,7 @@ impl Message {
             | Self::Status { id, .. }
             | Self::ExecResult { id, .. }
             | Self::SessionEnded { id, .. }
+            | Self::ScreenSnapshot { id, .. }
             | Self::Route { id, .. }
             | Self::Routes { id, .. }
             | Self::InboxItems { id, .. }
@@ -1102,7 +1226,8 @@ impl Message {
             | Self::Event { id, .. }
             | Self::Error { id, .. }
             | Self::Inject { id, .. }
-            | Self::Terminate { id, .. } => *id,
+            | Self::Terminate { id, .. }
+            | Self::ScreenRequest { id, .. } => *id,
         }
     }
 

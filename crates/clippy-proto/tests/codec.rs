@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format, FrameDecoder, InboxItem, MAX_FRAME, Message, Mode,
-    PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec, SessionInfo,
-    SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
+    ErrorReason, EventRecord, Format, FrameDecoder, InboxItem, MAX_FRAME, MAX_SCREEN_BYTES,
+    Message, Mode, PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec,
+    ScreenData, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -206,6 +206,18 @@ fn every_message() -> Vec<Message> {
             force: true,
             timeout_ms: None,
         },
+        Message::Screen {
+            id: 23,
+            session: "abc".into(),
+            history: 100,
+            timeout_ms: Some(1000),
+        },
+        Message::ScreenReport {
+            id: 24,
+            session: "abc".into(),
+            request: 7,
+            screen: screen(),
+        },
         Message::RouteAdd {
             id: 31,
             route: RouteSpec {
@@ -341,6 +353,17 @@ fn every_message() -> Vec<Message> {
             outcome: "interrupted".into(),
             resume_cursor: 140,
         },
+        Message::ScreenSnapshot {
+            id: 23,
+            session: "abc".into(),
+            lines: vec!["line 1".into(), "Allow? [y/n]".into(), String::new()],
+            history: 1,
+            cols: 80,
+            rows: 2,
+            cursor_row: 0,
+            cursor_col: 12,
+            alternate: false,
+        },
         Message::Route {
             id: 31,
             route: route_info(),
@@ -385,7 +408,92 @@ fn every_message() -> Vec<Message> {
             id: 0,
             event: event(),
         },
+        Message::ScreenRequest {
+            id: 0,
+            session: "abc".into(),
+            request: 7,
+            history: 100,
+        },
     ]
+}
+
+fn screen() -> ScreenData {
+    ScreenData {
+        lines: vec!["old".into(), "$ ls".into(), "a  b".into()],
+        history: 1,
+        cols: 80,
+        rows: 2,
+        cursor_row: 1,
+        cursor_col: 4,
+        alternate: true,
+    }
+}
+
+#[test]
+fn a_screen_request_defaults_to_no_history_and_no_timeout() {
+    use rmp_value::Value::*;
+    let payload = map(&[
+        ("type", Str("screen")),
+        ("id", Uint(3)),
+        ("session", Str("abc")),
+    ]);
+    assert_eq!(
+        decode(&payload).unwrap(),
+        Message::Screen {
+            id: 3,
+            session: "abc".into(),
+            history: 0,
+            timeout_ms: None,
+        }
+    );
+}
+
+#[test]
+fn a_screen_too_large_for_a_frame_loses_its_oldest_lines_first() {
+    let mut small = screen();
+    assert_eq!(small.fit(MAX_SCREEN_BYTES), 0);
+    assert_eq!(small, screen());
+
+    // 3000 history lines of 4 KiB and 2 rows: over half a frame.
+    let line = "x".repeat(4096);
+    let mut big = ScreenData {
+        lines: (0..3002).map(|i| format!("{i} {line}")).collect(),
+        history: 3000,
+        rows: 2,
+        ..ScreenData::default()
+    };
+    let cut = big.fit(MAX_SCREEN_BYTES);
+    assert!(cut > 0);
+    assert_eq!(big.lines.len(), 3002 - cut);
+    assert_eq!(big.history as usize, 3000 - cut);
+    assert!(
+        big.lines[0].starts_with(&format!("{cut} ")),
+        "the oldest went"
+    );
+    assert!(
+        big.lines.last().unwrap().starts_with("3001 "),
+        "the rows stay"
+    );
+    let frame = encode(&Message::ScreenReport {
+        id: 1,
+        session: "abc".into(),
+        request: 1,
+        screen: big,
+    })
+    .unwrap();
+    assert!(frame.len() <= MAX_FRAME);
+
+    // Rows alone over the limit: cut from the top, history none.
+    let mut rows = ScreenData {
+        lines: vec!["a".repeat(10), "b".repeat(10)],
+        history: 1,
+        rows: 1,
+        ..ScreenData::default()
+    };
+    assert_eq!(rows.fit(16), 1);
+    assert_eq!((rows.lines.len(), rows.history), (1, 0));
+    assert_eq!(rows.fit(4), 1);
+    assert_eq!((rows.lines.len(), rows.history), (0, 0));
 }
 
 #[test]

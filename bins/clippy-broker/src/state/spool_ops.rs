@@ -115,17 +115,17 @@ impl Live {
 #[derive(Debug)]
 pub(super) struct Waiter {
     /// Who asked, and the id of the request.
-    conn: ConnId,
-    id: u32,
+    pub(super) conn: ConnId,
+    pub(super) id: u32,
     /// The session id (resolved).
-    session: String,
+    pub(super) session: String,
     /// When it gives up, in the state machine's milliseconds.
     deadline: u64,
-    kind: WaitKind,
+    pub(super) kind: WaitKind,
 }
 
 #[derive(Debug)]
-enum WaitKind {
+pub(super) enum WaitKind {
     /// `wait_for` / `expect_send` with a pattern: `send` goes out on the match.
     Pattern {
         scanner: Box<Scanner>,
@@ -137,6 +137,9 @@ enum WaitKind {
     Exec { inputs_at: u64, last_seq_at: u64 },
     /// `end_session`: a prompt after the Ctrl+C.
     End { prompts_at: u64, force: bool },
+    /// `screen`: the wrapper's `screen_report` for the `screen_request` numbered as this wait's
+    /// key (the report, not the spool, finishes it: `screen.rs`).
+    Screen,
 }
 
 /// What a finished wait replies, and what it sends to the session first.
@@ -598,7 +601,7 @@ impl State {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn park(
+    pub(super) fn park(
         &mut self,
         conn: ConnId,
         id: u32,
@@ -781,6 +784,7 @@ impl State {
                     send: None,
                 }
             }
+            WaitKind::Screen => return budget,
             WaitKind::End { prompts_at, .. } => {
                 if progress.mode != Mode::Idle || progress.prompts <= *prompts_at {
                     return budget;
@@ -852,6 +856,11 @@ impl State {
                     size,
                 )
             }
+            WaitKind::Screen => Message::error(
+                waiter.id,
+                ErrorReason::Timeout,
+                format!("session {session}'s wrapper did not report its screen in time"),
+            ),
             WaitKind::End { force: false, .. } => Message::timeout(
                 waiter.id,
                 format!(
@@ -1013,7 +1022,7 @@ impl State {
     }
 }
 
-fn disconnected(session: &str) -> Refusal {
+pub(super) fn disconnected(session: &str) -> Refusal {
     refuse(
         ErrorReason::SessionDisconnected,
         format!("session {session}'s wrapper is not connected"),
