@@ -11,9 +11,10 @@ that scrolled away or was redrawn in place still counts).
     python3 tools/corpus/check_corpus.py --dir /work/staging-corpus [NAME...]
 
 A reply line with an emoji ZWJ sequence (e.g. U+1F468 U+200D U+1F469 U+200D U+1F467) that is not
-seen verbatim is also tried with each sequence cut to its first emoji: pyte gives every code point
-its own wcwidth, while some agents (Codex) treat the whole cluster as 2 cells and overwrite the
-rest of it. Such a line counts as seen, with a "note" line in the output.
+seen verbatim is also tried with each sequence cut to its first emoji: pyte 0.8.2 drops the rest of
+a printed run after a ZWJ, and Claude Code/Codex treat the whole cluster as 2 cells (pyte: one
+wcwidth per code point) and draw the next word over the rest of it. Such a line counts as seen,
+with a "note" line in the output.
 """
 import json
 import os

@@ -104,6 +104,7 @@ QUERY_RE = re.compile(
     rb"|\x1b\[(?P<winop>1[48])t"
     rb"|\x1b\[\?(?P<decrqm>\d+)\$p"
     rb"|\x1b\[\?u"
+    rb"|\x1b\](?P<ps>7501);\?(?:\x07|\x1b\\)"
 )
 
 
@@ -232,6 +233,10 @@ class Recorder:
             known = {1: 2, 7: 1, 25: 1, 1000: 2, 1002: 2, 1003: 2, 1004: 2, 1006: 2,
                      1049: 2, 2004: 2, 2026: 2}
             return ("\x1b[?%d;%d$y" % (mode, known.get(mode, 0))).encode()
+        if m.group("ps"):
+            # OSC 7501 program-status probe: answered only when the script says the terminal
+            # supports it ("answer_osc7501": true), as a terminal that shows agent states would.
+            return b"\x1b]7501;?\x1b\\" if self.s.get("answer_osc7501") else None
         return None  # kitty keyboard query: xterm does not answer
 
     def pump(self, timeout):

@@ -1,5 +1,7 @@
 //! Every recording of a real agent in `crates/clippy-turn/tests/corpus/`, replayed with
-//! `clippy-session --replay FILE --preset P --json`, gives exactly the turns its sidecar lists.
+//! `clippy-session --replay FILE --preset P --json`, gives exactly the turns its sidecar lists:
+//! their count, interrupted flags, the question absent from the text view, and every line of
+//! the model's reply in it exactly once.
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
@@ -13,6 +15,19 @@ fn corpus_dir() -> PathBuf {
 /// Folds whitespace so that indentation and wrapping do not matter when comparing text.
 fn fold(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How often `needle` occurs in `haystack` as whole words (not inside a longer word: `line 1`
+/// is not in `line 10`).
+fn occurrences(haystack: &str, needle: &str) -> usize {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    haystack
+        .match_indices(needle)
+        .filter(|&(at, _)| {
+            !word(haystack[..at].chars().next_back())
+                && !word(haystack[at + needle.len()..].chars().next())
+        })
+        .count()
 }
 
 fn replay(cast: &Path, preset: &str) -> Vec<serde_json::Value> {
@@ -71,13 +86,16 @@ fn every_recording_gives_the_turns_its_sidecar_lists() {
         }
         for (i, (got, want)) in got.iter().zip(want).enumerate() {
             let text = fold(got["text"].as_str().unwrap_or_default());
-            let reply = fold(want["reply"].as_str().unwrap_or_default());
             let input = fold(want["input"].as_str().unwrap_or_default());
-            if !text.contains(&reply) {
-                failures.push(format!(
-                    "{name} turn {}: reply {reply:?} not in text {text:?}",
-                    i + 1
-                ));
+            for line in want["reply"].as_str().unwrap_or_default().lines() {
+                let line = fold(line);
+                let count = occurrences(&text, &line);
+                if !line.is_empty() && count != 1 {
+                    failures.push(format!(
+                        "{name} turn {}: reply line {line:?} {count} times in text {text:?}",
+                        i + 1
+                    ));
+                }
             }
             if !input.is_empty() && text.contains(&input) {
                 failures.push(format!(
@@ -94,7 +112,11 @@ fn every_recording_gives_the_turns_its_sidecar_lists() {
                 ));
             }
             // A reply longer than the screen is whole in the text view, each line once.
-            if reply.contains("of 80 for the scrolling test") {
+            if want["reply"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("of 80 for the scrolling test")
+            {
                 let raw_text = got["text"].as_str().unwrap_or_default();
                 for n in 1..=80 {
                     let needle = format!("Numbered line {n} of 80 ");

@@ -132,6 +132,9 @@ struct History {
     max_bytes: usize,
     /// Index of the first line after the latest `ESC [ 3 J`.
     cleared_at: u64,
+    /// Where each resize happened, as the range of lines it pushed into history (often
+    /// empty): a program that repaints its live area after a resize draws some again.
+    spills: Vec<std::ops::Range<u64>>,
 }
 
 impl History {
@@ -148,6 +151,8 @@ impl History {
                 self.first += 1;
             }
         }
+        let first = self.first;
+        self.spills.retain(|spill| spill.start >= first);
     }
 
     /// Drops every line, as a terminal does on `ESC [ 3 J`.
@@ -156,6 +161,7 @@ impl History {
         self.cleared_at = self.first;
         self.lines.clear();
         self.bytes = 0;
+        self.spills.clear();
     }
 
     /// Lines from index `from` on (those still kept).
@@ -228,7 +234,10 @@ impl Screen {
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.sample_frame();
         self.term.resize(Size::new(cols, rows));
+        let before = self.history.end();
         self.collect_history();
+        let after = self.history.end();
+        self.history.spills.push(before..after);
     }
 
     /// Columns and rows.
@@ -314,6 +323,30 @@ impl Screen {
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
         lines.extend(self.screen_lines());
+        // A program that repaints its live area after a resize draws again rows that the
+        // resize pushed into history or re-wrapped: a run of lines repeated right after itself,
+        // within a screen's height of where the resize happened, is counted once (the longest
+        // such run).
+        for spill in self.history.spills.iter().rev() {
+            if spill.end < start {
+                break;
+            }
+            let at = (spill.end - start) as usize;
+            let reach = usize::from(self.size().1).max((spill.end - spill.start) as usize) + 1;
+            let repeated = (1..=reach).rev().find_map(|len| {
+                (at.saturating_sub(2 * len)..=(at + reach).min(lines.len())).find(|&from| {
+                    let first = lines.get(from..from + len);
+                    first.is_some_and(|first| {
+                        lines.get(from + len..from + 2 * len) == Some(first)
+                            && first.iter().any(|line| !line.trim().is_empty())
+                    })
+                })
+                .map(|from| from..from + len)
+            });
+            if let Some(run) = repeated {
+                lines.drain(run);
+            }
+        }
         Recorded {
             before: recording.before,
             lines,

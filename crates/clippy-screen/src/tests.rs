@@ -81,6 +81,18 @@ fn a_resize_keeps_history_as_logical_lines() {
 }
 
 #[test]
+fn rows_a_shrink_pushed_out_and_the_program_redrew_are_counted_once() {
+    let mut screen = fed(10, 4, b"");
+    screen.begin_recording();
+    screen.feed(b"a\r\nb\r\nc\r\nd");
+    screen.resize(10, 2);
+    // The program repaints its four lines from where it thinks they begin.
+    screen.feed(b"\x1b[3A\ra\r\nb\r\nc\r\nd\r\ne");
+    let turn = screen.finish_recording();
+    assert_eq!(turn.lines, ["a", "b", "c", "d", "e"]);
+}
+
+#[test]
 fn alternate_screen_frames_are_stitched() {
     let mut screen = fed(10, 3, b"\x1b[?1049h\x1b[Hhello\r\n> ");
     screen.begin_recording();

@@ -202,6 +202,9 @@ struct Running {
     lines_seen: u32,
     /// Lines typed ahead during this turn (the last ones in `pending`).
     typed_ahead: usize,
+    /// The agent went idle and busy again with a line typed ahead waiting: the turn ends where
+    /// the agent draws that line as the next question.
+    ends_at_next_question: bool,
 }
 
 impl TurnDetector {
@@ -469,6 +472,7 @@ impl Core {
             queued: false,
             lines_seen: 0,
             typed_ahead: 0,
+            ends_at_next_question: false,
         });
     }
 
@@ -741,6 +745,18 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
+        if self
+            .core
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.ends_at_next_question)
+            && self.core.pending.front().is_some_and(|next| {
+                is_echo(&String::from_utf8_lossy(text), std::slice::from_ref(next))
+            })
+        {
+            self.finish_then_queued(line.start, true);
+            return;
+        }
         if let Some((next, taken)) = self.line_typed_ahead().filter(|_| !skip)
             && self.core.phase == Phase::Busy
             && self.prompt_with_echo(text, next)
@@ -809,13 +825,12 @@ impl ViewSink for Feed<'_> {
             self.core.osc_status = true;
             self.core.osc_busy = true;
             match &mut self.core.turn {
-                // Idle, then busy again on a question typed ahead: the turn ended in between
-                // (Claude Code shows its idle title for a few ms before sending it).
+                // Idle, then busy again on a question typed ahead (Claude Code shows its idle
+                // title for a few ms before sending it): the turn ends where the question is
+                // drawn, after the reply's last lines.
                 Some(turn) if turn.idle_armed && turn.typed_ahead > 0 => {
-                    self.finish(start);
-                    if let Some(turn) = &mut self.core.turn {
-                        turn.busy_seen = true;
-                    }
+                    turn.ends_at_next_question = true;
+                    turn.busy_seen = true;
                 }
                 Some(turn) => turn.busy_seen = true,
                 // The agent went busy on input we did not see submitted (a key encoding we do
