@@ -1,7 +1,9 @@
 //! Turn-detector throughput against two baselines measured in the same run.
 //!
 //! Results land in `target/criterion/<group>/<input>/`: group `detector` (the `generic` preset;
-//! `tui-claude` is the `claude` preset on the same bytes as `tui`), `vte` (a bare escape parser)
+//! `tui-claude` is the `claude` preset on the same bytes as `tui`; `*-screen` renders the live
+//! screen after every chunk, as the tap does when it is never behind; the others leave it to
+//! render once at the end, as under a flood), `vte` (a bare escape parser)
 //! and `memchr` (counting line feeds). `cargo xtask bench` turns them into ratios.
 //!
 //! Kept short on purpose — 10 flat samples, 2 s of measurement per benchmark — so the whole bench
@@ -11,8 +13,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use clippy_benches::{
-    INPUT_BYTES, ascii_text, corpus_dir, detect, newline_baseline, tui_output, utf8_text,
-    vte_baseline,
+    INPUT_BYTES, ascii_text, corpus_dir, detect, detect_rendering, newline_baseline, tui_output,
+    utf8_text, vte_baseline,
 };
 use clippy_turn::Preset;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
@@ -36,9 +38,15 @@ fn benches(c: &mut Criterion) {
     for (name, bytes) in &inputs {
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(*name, |b| b.iter(|| detect(&generic, black_box(bytes))));
+        group.bench_function(format!("{name}-screen"), |b| {
+            b.iter(|| detect_rendering(&generic, black_box(bytes)))
+        });
         if *name == "tui" {
             group.bench_function("tui-claude", |b| {
                 b.iter(|| detect(&claude, black_box(bytes)))
+            });
+            group.bench_function("tui-claude-screen", |b| {
+                b.iter(|| detect_rendering(&claude, black_box(bytes)))
             });
         }
     }

@@ -313,6 +313,18 @@ pub fn detect(preset: &Preset, bytes: &[u8]) -> usize {
     events
 }
 
+/// [`detect`], with the live screen rendered after every chunk, as the session's tap does
+/// whenever it has caught up with the PTY: the tap's whole cost when it is never behind.
+pub fn detect_rendering(preset: &Preset, bytes: &[u8]) -> usize {
+    let mut detector = TurnDetector::new(DetectorConfig::new(preset.clone()));
+    let mut events = 0;
+    for chunk in bytes.chunks(CHUNK) {
+        events += detector.feed_output(chunk).count();
+        while detector.catch_up_screen() {}
+    }
+    events
+}
+
 /// A `vte::Perform` that does nothing: what parsing alone costs.
 #[derive(Debug, Default)]
 struct Discard;

@@ -93,9 +93,13 @@ fn run(
         let tapped = match rx.try_recv() {
             Ok(tapped) => tapped,
             Err(TryRecvError::Empty) => {
-                // Caught up: readers of the spool see everything so far.
+                // Caught up: readers of the spool see everything so far. The screen renders
+                // in steps while nothing else waits (a flood is rendered once it is over).
                 tap.spool.flush(&tap.events);
                 tap.report_progress();
+                if tap.detector.catch_up_screen() {
+                    continue;
+                }
                 match rx.recv() {
                     Ok(tapped) => tapped,
                     Err(_) => break,
@@ -214,7 +218,7 @@ impl TapState {
                 Vec::new()
             }
             Tapped::Screen { request, history } => {
-                let screen = screen_data(&self.detector, history);
+                let screen = screen_data(&mut self.detector, history);
                 self.events.send(SessionEvent::Screen {
                     request,
                     screen: Box::new(screen),
@@ -265,7 +269,7 @@ impl TapState {
 
 /// The detector's screen with up to `history` lines of history (at most
 /// [`MAX_SCREEN_HISTORY`]), the oldest cut if it would not fit a frame.
-fn screen_data(detector: &TurnDetector, history: u32) -> ScreenData {
+fn screen_data(detector: &mut TurnDetector, history: u32) -> ScreenData {
     let history = history.min(MAX_SCREEN_HISTORY);
     let snapshot = detector.screen(usize::try_from(history).unwrap_or(usize::MAX));
     let mut screen = ScreenData {

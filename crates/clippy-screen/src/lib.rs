@@ -36,7 +36,7 @@ mod markers;
 use std::collections::VecDeque;
 
 use alacritty_terminal::grid::{Dimensions, Row};
-use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::index::Line;
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{Processor, Timeout};
@@ -55,6 +55,11 @@ const EMULATOR_HISTORY: usize = 4096;
 pub const DEFAULT_HISTORY_BYTES: usize = 4 * 1024 * 1024;
 /// Lines of history before a recording that are kept to tell old from new.
 const BEFORE_LINES: usize = 2000;
+/// A logical line longer than this goes into history in pieces of this size (a program that
+/// writes megabytes without a line break keeps memory bounded).
+const MAX_LINE_BYTES: usize = 64 * 1024;
+/// Default bound on the output waiting to be rendered (see [`Screen::feed`]).
+pub const DEFAULT_MAX_BEHIND: usize = 8 * 1024 * 1024;
 
 /// A live terminal screen and its history.
 pub struct Screen {
@@ -67,6 +72,12 @@ pub struct Screen {
     recording: Option<Recording>,
     /// The last character drawn was a zero-width joiner.
     after_zwj: bool,
+    /// Output fed; `pending[rendered..]` is not rendered yet.
+    pending: Vec<u8>,
+    rendered: usize,
+    max_behind: usize,
+    /// Output bytes skipped unrendered because more than `max_behind` waited.
+    skipped: u64,
 }
 
 impl std::fmt::Debug for Screen {
@@ -195,11 +206,71 @@ impl Screen {
             partial: String::new(),
             recording: None,
             after_zwj: false,
+            pending: Vec::new(),
+            rendered: 0,
+            max_behind: DEFAULT_MAX_BEHIND,
+            skipped: 0,
         }
     }
 
     /// Feeds bytes the program wrote to its terminal.
-    pub fn feed(&mut self, mut bytes: &[u8]) {
+    ///
+    /// They are rendered when the screen is next read (or on [`Screen::catch_up`]), so feeding
+    /// costs a copy: a caller that reads the screen only when it needs to pays for rendering
+    /// then, and a flood of output between two reads is rendered once, at the end. Should more
+    /// than [`DEFAULT_MAX_BEHIND`] (8 MiB) wait, the oldest half is skipped unrendered, as a
+    /// terminal that lost them would: by then their lines would have left the bounded history
+    /// anyway, unless the program redraws in place (a TUI is then redrawn wrongly until it
+    /// repaints). Reads give the same result however the bytes were cut and whenever the
+    /// screen caught up, as long as nothing was skipped.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.rendered == self.pending.len() {
+            self.pending.clear();
+            self.rendered = 0;
+        }
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() - self.rendered > self.max_behind {
+            let skip = self.pending.len() - self.rendered - self.max_behind / 2;
+            self.pending.drain(..self.rendered + skip);
+            self.rendered = 0;
+            self.skipped += skip as u64;
+        }
+    }
+
+    /// Renders the output fed so far. Reads do this themselves.
+    pub fn catch_up(&mut self) {
+        while self.catch_up_step(usize::MAX) {}
+    }
+
+    /// Renders up to `max` bytes of the output waiting, and says whether more waits: a caller
+    /// with idle time renders in steps and goes back to its input between them.
+    pub fn catch_up_step(&mut self, max: usize) -> bool {
+        let end = self.pending.len().min(self.rendered.saturating_add(max));
+        if end > self.rendered {
+            let pending = std::mem::take(&mut self.pending);
+            self.render(&pending[self.rendered..end]);
+            self.pending = pending;
+            self.rendered = end;
+        }
+        if self.rendered == self.pending.len() {
+            self.pending.clear();
+            self.rendered = 0;
+            return false;
+        }
+        // Keep the buffer from growing with what was rendered.
+        if self.rendered >= self.pending.len() / 2 {
+            self.pending.drain(..self.rendered);
+            self.rendered = 0;
+        }
+        true
+    }
+
+    /// Output bytes skipped unrendered so far, because more than [`DEFAULT_MAX_BEHIND`] waited.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    fn render(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let (cut, marker) = self.markers.next(&bytes[..bytes.len().min(SLICE)]);
             let (now, rest) = bytes.split_at(cut);
@@ -232,6 +303,7 @@ impl Screen {
     /// The terminal was resized. Rows pushed off the top go into history; nothing is
     /// re-wrapped in history, which holds logical lines.
     pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.catch_up();
         self.sample_frame();
         self.term.resize(Size::new(cols, rows));
         let before = self.history.end();
@@ -245,14 +317,15 @@ impl Screen {
         (self.term.columns() as u16, self.term.screen_lines() as u16)
     }
 
-    /// Whether the alternate screen is shown.
-    pub fn alternate(&self) -> bool {
+    /// Whether the alternate screen is shown (as of the output rendered so far).
+    fn alternate(&self) -> bool {
         self.term.mode().contains(TermMode::ALT_SCREEN)
     }
 
     /// The screen as text, after up to `history` lines of history (like
     /// `tmux capture-pane -p -S -N`).
-    pub fn snapshot(&self, history: usize) -> Snapshot {
+    pub fn snapshot(&mut self, history: usize) -> Snapshot {
+        self.catch_up();
         let kept = self.history.lines.len();
         let mut lines: Vec<String> = self
             .history
@@ -281,6 +354,7 @@ impl Screen {
     /// Starts recording what the program adds (a turn begins). A recording in progress is
     /// replaced.
     pub fn begin_recording(&mut self) {
+        self.catch_up();
         let history = &self.history;
         let from = history.end();
         let kept_from = from.saturating_sub(BEFORE_LINES as u64);
@@ -306,6 +380,7 @@ impl Screen {
 
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
+        self.catch_up();
         self.sample_frame();
         let Some(recording) = self.recording.take() else {
             return Recorded::default();
@@ -334,14 +409,15 @@ impl Screen {
             let at = (spill.end - start) as usize;
             let reach = usize::from(self.size().1).max((spill.end - spill.start) as usize) + 1;
             let repeated = (1..=reach).rev().find_map(|len| {
-                (at.saturating_sub(2 * len)..=(at + reach).min(lines.len())).find(|&from| {
-                    let first = lines.get(from..from + len);
-                    first.is_some_and(|first| {
-                        lines.get(from + len..from + 2 * len) == Some(first)
-                            && first.iter().any(|line| !line.trim().is_empty())
+                (at.saturating_sub(2 * len)..=(at + reach).min(lines.len()))
+                    .find(|&from| {
+                        let first = lines.get(from..from + len);
+                        first.is_some_and(|first| {
+                            lines.get(from + len..from + 2 * len) == Some(first)
+                                && first.iter().any(|line| !line.trim().is_empty())
+                        })
                     })
-                })
-                .map(|from| from..from + len)
+                    .map(|from| from..from + len)
             });
             if let Some(run) = repeated {
                 lines.drain(run);
@@ -399,6 +475,9 @@ impl Screen {
             if !wraps(row) {
                 let line = trimmed(std::mem::take(&mut self.partial));
                 self.history.push(line);
+            } else if self.partial.len() >= MAX_LINE_BYTES {
+                let line = std::mem::take(&mut self.partial);
+                self.history.push(line);
             }
         }
         self.term.grid_mut().clear_history();
@@ -424,8 +503,17 @@ impl Screen {
 
 /// Appends a row's text: wide characters once, combining marks and ZWJ sequences kept.
 fn row_text(row: &Row<Cell>, out: &mut String) {
-    for column in 0..row.len() {
-        let cell = &row[Column(column)];
+    let cells = &row[..];
+    // Blank cells at the end are the row's padding, unless the row wraps onto the next.
+    let used = if wraps(row) {
+        cells.len()
+    } else {
+        cells
+            .iter()
+            .rposition(|cell| cell.c != ' ' || cell.zerowidth().is_some())
+            .map_or(0, |last| last + 1)
+    };
+    for cell in &cells[..used] {
         if cell
             .flags
             .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)

@@ -45,7 +45,7 @@ fn wrapped_rows_are_one_line_in_history_and_on_screen() {
 #[test]
 fn wide_characters_and_zwj_sequences_come_out_whole() {
     let text = "日本語 👍 👨\u{200d}👩\u{200d}👧 é";
-    let screen = fed(40, 2, text.as_bytes());
+    let mut screen = fed(40, 2, text.as_bytes());
     assert_eq!(screen.snapshot(0).lines[0], text);
 }
 
@@ -53,7 +53,7 @@ fn wide_characters_and_zwj_sequences_come_out_whole() {
 fn a_zwj_sequence_takes_the_two_cells_its_program_gives_it() {
     // The program counts the family as two cells and moves on to column 12 absolutely.
     let family = "👨\u{200d}👩\u{200d}👧";
-    let screen = fed(20, 2, format!("a {family}\x1b[6Gb\x1b[12Gc").as_bytes());
+    let mut screen = fed(20, 2, format!("a {family}\x1b[6Gb\x1b[12Gc").as_bytes());
     assert_eq!(screen.snapshot(0).lines[0], format!("a {family} b     c"));
 }
 
@@ -120,7 +120,7 @@ fn history_is_bounded_and_a_recording_says_what_it_lost() {
 
 #[test]
 fn synchronized_output_is_applied_at_once_and_queries_get_no_reply() {
-    let screen = fed(10, 2, b"\x1b[?2026hdrawn\x1b[c\x1b[6n");
+    let mut screen = fed(10, 2, b"\x1b[?2026hdrawn\x1b[c\x1b[6n");
     assert_eq!(screen.snapshot(0).lines, ["drawn", ""]);
 }
 
@@ -129,7 +129,7 @@ fn any_chunking_gives_the_same_screen_and_history() {
     let stream: &[u8] =
         "a\r\nb\x1b[1;2r\x1b[2;1H\r\nc\r\nd\x1b[r\x1b[3J\r\n日本\r\n\x1b[?1049hx\x1b[?1049le"
             .as_bytes();
-    let whole = fed(4, 3, stream);
+    let mut whole = fed(4, 3, stream);
     let expected = whole.snapshot(10);
     for cut in 1..stream.len() {
         let mut screen = Screen::new(4, 3);
@@ -137,4 +137,24 @@ fn any_chunking_gives_the_same_screen_and_history() {
         screen.feed(&stream[cut..]);
         assert_eq!(screen.snapshot(10), expected, "cut at {cut}");
     }
+}
+
+#[test]
+fn output_is_rendered_when_read_and_a_flood_past_the_bound_skips_its_oldest_half() {
+    let mut screen = Screen::new(10, 2);
+    screen.max_behind = 64;
+    screen.feed(b"first\r\n");
+    screen.catch_up();
+    screen.begin_recording();
+    for n in 0..20 {
+        screen.feed(format!("flood {n:02}\r\n").as_bytes());
+    }
+    let turn = screen.finish_recording();
+    assert!(screen.skipped() > 0);
+    assert!(!turn.lines.contains(&"flood 00".to_owned()));
+    assert!(
+        turn.lines.contains(&"flood 19".to_owned()),
+        "{:?}",
+        turn.lines
+    );
 }

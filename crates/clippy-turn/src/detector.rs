@@ -13,6 +13,9 @@ use crate::turn::Turn;
 pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
 /// Recent output kept to take content back that passed a turn buffer full of echo: 16 KiB.
 const TAIL_BYTES: usize = 16 * 1024;
+/// Output rendered on the live screen per [`TurnDetector::catch_up_screen`] call.
+#[cfg(feature = "text")]
+const SCREEN_STEP: usize = 64 * 1024;
 /// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
 const MAX_PENDING_INPUTS: usize = 64;
 
@@ -341,8 +344,18 @@ impl TurnDetector {
     /// # Ok::<(), clippy_turn::TurnError>(())
     /// ```
     #[cfg(feature = "text")]
-    pub fn screen(&self, history: usize) -> clippy_screen::Snapshot {
+    pub fn screen(&mut self, history: usize) -> clippy_screen::Snapshot {
         self.core.screen.snapshot(history)
+    }
+
+    /// Renders up to 64 KiB of the output waiting for the live screen and says whether more
+    /// waits. The screen renders lazily, when a turn starts or ends, on
+    /// [`TurnDetector::screen`] and when input needs a look at it; a caller with idle time (its
+    /// input drained) calls this between its inputs so those stay quick. Under a flood, output
+    /// that waited unrendered past 8 MiB is skipped (see [`clippy_screen::Screen::feed`]).
+    #[cfg(feature = "text")]
+    pub fn catch_up_screen(&mut self) -> bool {
+        self.core.screen.catch_up_step(SCREEN_STEP)
     }
 }
 
@@ -395,7 +408,7 @@ impl Core {
     /// with text, not typed after a question the program drew on the same line (`Run shell
     /// command? [Yes]: y`, `name: bob`) — and, for TUIs, only when their input line shows it
     /// (a menu's choice is not drawn there).
-    fn is_typed_ahead(&self, input: &str, line: &[u8]) -> bool {
+    fn is_typed_ahead(&mut self, input: &str, line: &[u8]) -> bool {
         let input = input.trim();
         if !self.preset.queues_typed_ahead() || input.is_empty() {
             return false;
@@ -415,7 +428,7 @@ impl Core {
 
     /// The text of the row the cursor is on: from the screen, else the line view's `line`
     /// (which a TUI's cursor moves cut short).
-    fn cursor_row(&self, line: &[u8]) -> String {
+    fn cursor_row(&mut self, line: &[u8]) -> String {
         #[cfg(feature = "text")]
         {
             let _ = line;
@@ -432,7 +445,7 @@ impl Core {
 
     /// Whether a row of the screen is a prompt line showing `input` (a TUI's input box holding
     /// a question typed ahead). Without the screen (no `text` feature), never.
-    fn shown_on_prompt_row(&self, input: &str) -> bool {
+    fn shown_on_prompt_row(&mut self, input: &str) -> bool {
         #[cfg(feature = "text")]
         if let Some(prompt) = self.preset.prompt() {
             return self
@@ -478,7 +491,7 @@ impl Core {
 
     /// Whether the screen shows the agent busy or asking (a permission menu, `❯ 1. Yes`): a
     /// busy line on a visible row.
-    fn dialog_on_screen(&self) -> bool {
+    fn dialog_on_screen(&mut self) -> bool {
         #[cfg(feature = "text")]
         if let Some(busy) = self.preset.busy_line() {
             let screen = self.screen.snapshot(0);
