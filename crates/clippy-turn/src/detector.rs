@@ -256,6 +256,11 @@ impl TurnDetector {
         // turn buffer are brought up to there first, then past it.
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
+        #[cfg(feature = "text")]
+        if !self.input.typing() {
+            // (While a person types ahead, the agent hides its busy hints.)
+            feed.check_idle_screen(end);
+        }
         feed.core.offset = end;
         self.core.events.drain(..)
     }
@@ -620,6 +625,30 @@ impl Feed<'_> {
 
     fn prompt_matches(&self, text: &[u8]) -> bool {
         !self.core.osc133 && self.core.preset.prompt().is_some_and(|p| p.is_match(text))
+    }
+
+    /// An agent that redraws its footer in place and may set no status title (Claude Code under
+    /// tmux) is idle when, once it was busy, the screen shows its idle footer and no busy line.
+    /// Checked where a chunk of output ends: the frame drawn by then is what a person sees.
+    #[cfg(feature = "text")]
+    fn check_idle_screen(&mut self, end: u64) {
+        let core = &mut *self.core;
+        let (Some(idle), Some(busy)) = (core.preset.idle_line(), core.preset.busy_line()) else {
+            return;
+        };
+        if core.phase != Phase::Busy
+            || core.osc_busy
+            || !core.turn.as_ref().is_some_and(|t| t.busy_seen)
+        {
+            return;
+        }
+        let screen = core.screen.snapshot(0);
+        let shows =
+            |re: &regex::bytes::Regex| screen.lines.iter().any(|row| re.is_match(row.as_bytes()));
+        if shows(idle) && !shows(busy) {
+            core.line_veto = false;
+            self.finish(end);
+        }
     }
 
     /// The line being drawn when a chunk ends may be a prompt waiting for input.

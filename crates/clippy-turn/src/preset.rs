@@ -25,6 +25,12 @@ pub struct PresetSpec {
     pub prompt: Option<&'static str>,
     /// Regex on a line meaning "still working" (spinner, "esc to interrupt"): vetoes the next prompt match.
     pub busy_line: Option<&'static str>,
+    /// Regex on a screen row the agent shows only when it is idle (a footer that says "esc to
+    /// interrupt" while it works and something else once it is done): once the agent was busy,
+    /// the turn ends where a chunk of output leaves the screen showing such a row and no busy
+    /// line. For agents that do not always set a status title (Claude Code under tmux); needs
+    /// the `text` feature (the live screen).
+    pub idle_line: Option<&'static str>,
     /// Regex on an OSC payload (`"<code>;<rest>"`, e.g. `"0;✳ Claude Code"`) meaning idle.
     pub osc_idle: Option<&'static str>,
     /// Regex on an OSC payload meaning busy; vetoes prompts until an idle OSC is seen.
@@ -52,6 +58,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "a line that is only a prompt character: `>`, `$`, `#`, `%`, `❯` or `›`, with an optional label",
         prompt: Some(r"^\s*(?:[\w.@:~/-]+\s*)?[>$#%❯›»]\s*$"),
         busy_line: None,
+        idle_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -64,6 +71,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "bash/zsh/sh prompts ending in `$`, `#` or `%` (exact with --shell-integration OSC 133 marks)",
         prompt: Some(r"[$#%]\s*$"),
         busy_line: None,
+        idle_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -76,6 +84,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "the Python REPL's `>>> ` primary prompt (`... ` continuation lines are not prompts)",
         prompt: Some(r"^>>> ?$"),
         busy_line: None,
+        idle_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -88,6 +97,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "the sqlite3 shell's `sqlite> ` prompt (`   ...> ` continuation lines are not prompts)",
         prompt: Some(r"^sqlite> ?$"),
         busy_line: None,
+        idle_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -100,6 +110,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "Aider's `> ` prompt, optionally prefixed by the chat mode or edit format (`ask> `, `code> `, `architect> `, `multi> `, `diff> `, …)",
         prompt: Some(r"^(?:[\w-]+ ?)?>\s*$"),
         busy_line: None,
+        idle_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -112,6 +123,8 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "Claude Code: title `✳ …` when idle (braille or half-circle spinner while working), then its `❯` input line",
         prompt: Some(r"^\s*❯(?:\x{a0}|[ \t]*$)"),
         busy_line: Some(r"^\s*[·✢✳✶✻✽*]\s+\S+…|esc to interrupt|^\s*❯\s*\d+\.\s"),
+        // 2.1.332's footer; its busy form adds `· esc to interrupt`.
+        idle_line: Some(r"^\s*(?:⏵⏵|⏸) \w+ mode on"),
         osc_idle: Some(r"^(?:[02];✳|7501;.*state=(?:idle|done))"),
         osc_busy: Some(r"^(?:[02];[⠀-⣿◐◑◒◓]|7501;.*state=(?:working|blocked))"),
         // Its `state=done` comes before the frame that draws the reply's end: it only arms.
@@ -127,6 +140,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "Codex CLI: its idle composer and OSC 7501 state marks; `esc to interrupt` while working",
         prompt: Some(r"^\s*›(?:\s|$)"),
         busy_line: Some(r"esc to interrupt"),
+        idle_line: None,
         osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
         osc_busy: Some(r"^7501;.*state=(?:working|blocked)"),
         osc_done: Some(r"^7501;.*state=done"),
@@ -139,6 +153,7 @@ pub const PRESETS: &[PresetSpec] = &[
         description: "Gemini CLI: window title `◇  Ready` when idle, `✦  Working…` while working",
         prompt: None,
         busy_line: Some(r"esc to cancel"),
+        idle_line: None,
         osc_idle: Some(r"^[02];◇"),
         osc_busy: Some(r"^[02];✦"),
         osc_done: None,
@@ -156,6 +171,7 @@ pub struct Preset {
     name: String,
     prompt: Option<Regex>,
     busy_line: Option<Regex>,
+    idle_line: Option<Regex>,
     osc_idle: Option<Regex>,
     osc_busy: Option<Regex>,
     osc_done: Option<Regex>,
@@ -194,6 +210,10 @@ impl Preset {
             name: spec.name.to_owned(),
             prompt: spec.prompt.map(|p| compile("prompt", p)).transpose()?,
             busy_line: spec.busy_line.map(|p| compile("busy", p)).transpose()?,
+            idle_line: spec
+                .idle_line
+                .map(|p| compile("idle line", p))
+                .transpose()?,
             osc_idle: spec.osc_idle.map(|p| compile("OSC idle", p)).transpose()?,
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
             osc_done: spec.osc_done.map(|p| compile("OSC done", p)).transpose()?,
@@ -216,6 +236,7 @@ impl Preset {
             name: "custom".to_owned(),
             prompt: Some(compile("prompt", prompt)?),
             busy_line: None,
+            idle_line: None,
             osc_idle: None,
             osc_busy: None,
             osc_done: None,
@@ -242,6 +263,10 @@ impl Preset {
 
     pub(crate) fn busy_line(&self) -> Option<&Regex> {
         self.busy_line.as_ref()
+    }
+
+    pub(crate) fn idle_line(&self) -> Option<&Regex> {
+        self.idle_line.as_ref()
     }
 
     pub(crate) fn osc_idle(&self) -> Option<&Regex> {
