@@ -72,6 +72,8 @@ pub struct Screen {
     recording: Option<Recording>,
     /// The last character drawn was a zero-width joiner.
     after_zwj: bool,
+    /// The program uses synchronized output: its frames end there.
+    synchronized: bool,
     /// Output fed; `pending[rendered..]` is not rendered yet.
     pending: Vec<u8>,
     rendered: usize,
@@ -206,6 +208,7 @@ impl Screen {
             partial: String::new(),
             recording: None,
             after_zwj: false,
+            synchronized: false,
             pending: Vec::new(),
             rendered: 0,
             max_behind: DEFAULT_MAX_BEHIND,
@@ -284,8 +287,15 @@ impl Screen {
             } else {
                 self.emulate(now);
                 self.collect_history();
-                if marker == Some(Marker::FrameEnd) {
-                    self.sample_frame();
+                match marker {
+                    Some(Marker::SyncEnd) => {
+                        self.synchronized = true;
+                        self.sample_frame();
+                    }
+                    // Inside a synchronized frame the cursor goes home to draw, not between
+                    // frames.
+                    Some(Marker::Home) if !self.synchronized => self.sample_frame(),
+                    _ => {}
                 }
             }
             bytes = rest;

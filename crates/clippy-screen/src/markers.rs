@@ -5,16 +5,18 @@
 pub(crate) enum Marker {
     /// `ESC [ 3 J`: the program cleared the terminal's history (it is about to reprint it).
     ClearHistory,
-    /// The end of a frame of a full-screen TUI: synchronized output ends (`ESC [ ? 2026 l`) or
-    /// the cursor goes home to draw the next one (`ESC [ H`, `ESC [ 1 ; 1 H`).
-    FrameEnd,
+    /// Synchronized output ends (`ESC [ ? 2026 l`): a full-screen TUI's frame is complete.
+    SyncEnd,
+    /// The cursor goes home (`ESC [ H`, `ESC [ 1 ; 1 H`): a TUI without synchronized output
+    /// starts its next frame.
+    Home,
 }
 
 const PATTERNS: [(&[u8], Marker); 4] = [
     (b"\x1b[3J", Marker::ClearHistory),
-    (b"\x1b[?2026l", Marker::FrameEnd),
-    (b"\x1b[H", Marker::FrameEnd),
-    (b"\x1b[1;1H", Marker::FrameEnd),
+    (b"\x1b[?2026l", Marker::SyncEnd),
+    (b"\x1b[H", Marker::Home),
+    (b"\x1b[1;1H", Marker::Home),
 ];
 
 /// How much of each pattern the bytes so far end with.
@@ -89,9 +91,9 @@ mod tests {
             whole,
             [
                 (10, Marker::ClearHistory),
-                (13, Marker::FrameEnd),
-                (23, Marker::FrameEnd),
-                (31, Marker::FrameEnd)
+                (13, Marker::Home),
+                (23, Marker::SyncEnd),
+                (31, Marker::Home)
             ]
         );
         for cut in 0..stream.len() {

@@ -716,7 +716,17 @@ impl Feed<'_> {
                 exit_code: turn.exit_code,
                 cwd: core.cwd.clone(),
                 #[cfg(feature = "text")]
-                text: crate::text::render(&recorded, &turn.inputs, &core.preset),
+                text: {
+                    // The questions typed ahead, shown queued under the reply, are echo too.
+                    let ahead = core.pending.len().saturating_sub(turn.typed_ahead);
+                    let echoed: Vec<String> = turn
+                        .inputs
+                        .iter()
+                        .chain(core.pending.range(ahead..))
+                        .cloned()
+                        .collect();
+                    crate::text::render(&recorded, &echoed, &core.preset)
+                },
             }));
         }
         core.events.push(Event::Prompt {

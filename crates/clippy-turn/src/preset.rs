@@ -132,7 +132,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+Tip:|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on)",
+            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on)",
         ),
     },
     PresetSpec {
@@ -146,7 +146,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_done: Some(r"^7501;.*state=done"),
         queues_typed_ahead: false,
         require_busy: true,
-        chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts)"),
+        chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ )"),
     },
     PresetSpec {
         name: "gemini",
@@ -160,7 +160,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\))|\s(?:no sandbox|sandbox-exec)\s",
+            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press)|\s(?:no sandbox|sandbox-exec)\s",
         ),
     },
 ];
