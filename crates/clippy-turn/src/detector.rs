@@ -367,6 +367,7 @@ impl TurnDetector {
 impl Core {
     /// A line was submitted; `line` is the line being drawn when Enter was pressed.
     fn submit(&mut self, input: String, line: &[u8]) {
+        let input = self.as_shown(input);
         self.submitted = true;
         self.events.push(Event::Submitted {
             input: input.clone(),
@@ -429,6 +430,37 @@ impl Core {
             .trim_end()
             .ends_with(['?', ':', ']', '>']);
         !asked
+    }
+
+    /// The submitted line as a TUI's input line shows it: keys the agent took for itself before
+    /// the line (a dialog's `y`, answered without Enter) are not part of it. Unchanged when no
+    /// prompt row ends with a part of it.
+    fn as_shown(&mut self, input: String) -> String {
+        #[cfg(feature = "text")]
+        if self.preset.osc_idle().is_some()
+            && let Some(prompt) = self.preset.prompt()
+        {
+            let screen = self.screen.snapshot(0);
+            let rows: Vec<&str> = screen
+                .lines
+                .iter()
+                .filter(|row| prompt.is_match(row.as_bytes()))
+                .map(|row| row.trim_end())
+                .collect();
+            let whole = input.trim();
+            if whole.is_empty() || rows.iter().any(|row| row.contains(whole)) {
+                return input;
+            }
+            if let Some(tail) = input
+                .char_indices()
+                .skip(1)
+                .map(|(at, _)| input[at..].trim())
+                .find(|tail| !tail.is_empty() && rows.iter().any(|row| row.ends_with(tail)))
+            {
+                return tail.to_owned();
+            }
+        }
+        input
     }
 
     /// The text of the row the cursor is on: from the screen, else the line view's `line`
@@ -1037,6 +1069,24 @@ mod tests {
         assert_eq!(cwd_from_url("file:///root").as_deref(), Some("/root"));
         assert_eq!(cwd_from_url("kitty-shell-cwd://h/x").as_deref(), Some("/x"));
         assert_eq!(cwd_from_url("garbage"), None);
+    }
+
+    #[test]
+    fn keys_a_tui_took_for_a_dialog_are_not_part_of_the_next_line() {
+        let mut detector =
+            TurnDetector::new(DetectorConfig::new(Preset::named("codex").expect("preset")));
+        detector
+            .feed_output(
+                b"\x1b]7501;state=idle\x1b\\\x1b[2J\x1b[H> done\r\n\x1b[3;1H\xe2\x80\xba tell me",
+            )
+            .for_each(drop);
+        let events: Vec<Event> = detector.feed_input(b"ytell me\r").collect();
+        assert!(
+            events.contains(&Event::Submitted {
+                input: "tell me".to_owned()
+            }),
+            "{events:?}"
+        );
     }
 
     #[test]
