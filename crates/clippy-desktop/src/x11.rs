@@ -3,7 +3,8 @@
 //! CLIPBOARD selection through arboard.
 //!
 //! Facts this is built on (measured): a fresh X server sends a `MappingNotify` on the first
-//! synthetic key press, so the keycode map is re-read and every grab re-made when one arrives;
+//! synthetic key press, so the keycode map is re-read and every grab re-made (never dropped in
+//! between) when one arrives;
 //! a passive grab is keyed on keycode *and* the exact modifier state, so each binding is grabbed
 //! four times (with and without Caps Lock and Num Lock); a grab another client holds is refused
 //! with `BadAccess` for that binding only.
@@ -253,34 +254,36 @@ impl X11Hotkeys {
         let _ = self.conn.flush();
     }
 
-    /// The keyboard mapping changed: read it again and grab every binding anew, on the keys
-    /// that produce it now. One result per binding: a binding whose key is gone (or that
-    /// another client grabbed meanwhile) holds nothing until a later mapping change gives it
-    /// back, and the caller must learn that it stopped working.
+    /// The keyboard mapping changed: read it again and grab every binding on the keys that
+    /// produce it now. A key that still produces it stays grabbed throughout (grabbing it again
+    /// replaces this client's own grab), so a key pressed while this runs is never let through
+    /// to the focused window; keys that no longer produce it are released afterwards. One result
+    /// per binding: a binding whose key is gone (or that another client grabbed meanwhile) holds
+    /// nothing until a later mapping change gives it back, and the caller must learn that it
+    /// stopped working.
     ///
     /// # Errors
     ///
     /// [`DesktopError::X11`] when the keymap cannot be read (the connection broke).
     fn regrab(&mut self) -> Result<Vec<Regrab>, DesktopError> {
+        self.keymap = Keymap::read(&self.conn)?;
         let mut grabs = std::mem::take(&mut self.grabs);
-        for grab in &mut grabs {
-            self.ungrab(&grab.held);
-            grab.held.clear();
-        }
-        let keymap = match Keymap::read(&self.conn) {
-            Ok(keymap) => keymap,
-            Err(error) => {
-                self.grabs = grabs;
-                return Err(error);
-            }
-        };
-        self.keymap = keymap;
         let results = grabs
             .iter_mut()
-            .map(|grab| Regrab {
-                action: grab.action,
-                binding: grab.binding.clone(),
-                result: self.grab(&grab.binding).map(|held| grab.held = held),
+            .map(|grab| {
+                let result = self.grab(&grab.binding);
+                let held = std::mem::take(&mut grab.held);
+                let now = result.as_ref().map_or(&[][..], Vec::as_slice);
+                let released: Vec<_> = held
+                    .into_iter()
+                    .filter(|pair| !now.contains(pair))
+                    .collect();
+                self.ungrab(&released);
+                Regrab {
+                    action: grab.action,
+                    binding: grab.binding.clone(),
+                    result: result.map(|held| grab.held = held),
+                }
             })
             .collect();
         self.grabs = grabs;
