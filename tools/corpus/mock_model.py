@@ -229,6 +229,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json({"error": {"type": "not_found", "message": "mock: unknown endpoint"}}, 404)
         except (BrokenPipeError, ConnectionResetError) as e:
             log({"path": self.path, "client_gone": str(e)})
+        finally:
+            # When the reply (a whole stream) was written: turn-completion delays are measured from here.
+            log({"path": self.path, "ended": True})
 
     # -- Anthropic ---------------------------------------------------------
     def anthropic(self, body):
