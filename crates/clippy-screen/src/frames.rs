@@ -1,55 +1,95 @@
 //! The frames of a full-screen TUI, stitched into one transcript.
 //!
 //! On the alternate screen nothing scrolls into history: a TUI shows a long reply by redrawing
-//! its rows. Each frame's rows are added in order of first appearance; a row that grew in place
-//! (streamed text) replaces its shorter self.
-
-use std::collections::HashMap;
+//! its rows as a window onto its transcript. Each frame is placed where it lines up with the
+//! transcript stitched so far and overwrites from there: a row drawn again at the same place
+//! replaces what was there (streamed text growing, a spinner, a footer, the input box redrawn),
+//! rows scrolled out of the window stay as they last were, and a header pinned over the
+//! scrolling rows does not cover them. What the placement goes by is on [`Frames::place`].
 
 /// The transcript stitched so far.
 #[derive(Debug, Default)]
 pub(crate) struct Frames {
     lines: Vec<String>,
-    /// Where each line is in `lines`.
-    positions: HashMap<String, usize>,
-    /// For each row of the previous frame, its line in `lines`.
-    previous: Vec<Option<usize>>,
+    /// Where the previous frame's top row is in `lines`.
+    top: usize,
+    /// The previous frame's rows.
+    previous: Vec<String>,
 }
 
 impl Frames {
-    /// Adds one frame: the screen's rows, top to bottom.
+    /// Adds one frame: the screen's rows, top to bottom. A frame with nothing in common with the
+    /// transcript is a whole new view and goes after it (what was shown before stays).
     pub(crate) fn sample(&mut self, rows: Vec<String>) {
-        let mut current = Vec::with_capacity(rows.len());
-        for (row, text) in rows.into_iter().enumerate() {
-            if text.trim().is_empty() {
-                current.push(None);
-                continue;
-            }
-            if let Some(&at) = self.positions.get(&text) {
-                current.push(Some(at));
-                continue;
-            }
-            let grown = self
-                .previous
-                .get(row)
-                .copied()
-                .flatten()
-                .filter(|&at| text.starts_with(self.lines[at].as_str()));
-            let at = match grown {
-                Some(at) => {
-                    self.positions.remove(&self.lines[at]);
-                    self.lines[at] = text.clone();
-                    at
-                }
-                None => {
-                    self.lines.push(text.clone());
-                    self.lines.len() - 1
-                }
-            };
-            self.positions.insert(text, at);
-            current.push(Some(at));
+        // Unchanged, or cleared to be drawn again (a resize): nothing to place.
+        if rows == self.previous || rows.iter().all(|row| row.trim().is_empty()) {
+            return;
         }
-        self.previous = current;
+        let at = self.place(&rows);
+        // When the frame scrolled, the rows above the first that lines up with the transcript
+        // are a header drawn over it (Codex pins the question there): the transcript lines that
+        // scrolled under them stay.
+        let scrolled = at != self.top;
+        let first_agree = (0..rows.len())
+            .find(|&i| !rows[i].trim().is_empty() && self.lines.get(at + i) == Some(&rows[i]))
+            .unwrap_or(0);
+        let placed: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let pinned = scrolled && i < first_agree;
+                match self.lines.get(at + i) {
+                    Some(under) if pinned => under.clone(),
+                    _ => row.clone(),
+                }
+            })
+            .collect();
+        if at >= self.top {
+            self.lines.truncate(at);
+            self.lines.extend(placed);
+        } else {
+            // The window moved back (the user scrolled up): what is below it stays.
+            let end = (at + rows.len()).min(self.lines.len());
+            self.lines.splice(at..end, placed);
+        }
+        self.top = at;
+        self.previous = rows;
+    }
+
+    /// Where `rows` line up with the transcript. Rows that are where they were in the previous
+    /// frame say it stayed put (at `top`); the rows that changed say where it scrolled to: the
+    /// offset, from two screens above the previous frame to just past the end, where most of them
+    /// equal the line there (ties: the later offset, a TUI's transcript scrolls forward). The
+    /// scroll wins when more rows say so than stayed put, or when it accounts for at least half
+    /// of the rows that changed (and two of them, or as many as stayed): an input box and
+    /// footer that stay put must not hold a scrolling transcript in place, and one line that
+    /// happens to be repeated elsewhere (the question, moved from the input box into the
+    /// transcript) must not move a frame. A frame with nothing in common is a whole new view
+    /// and goes after the end.
+    fn place(&self, rows: &[String]) -> usize {
+        let text = |i: usize| !rows[i].trim().is_empty();
+        let moved = |i: usize| self.previous.get(i) != Some(&rows[i]);
+        let stayed = (0..rows.len()).filter(|&i| text(i) && !moved(i)).count();
+        let changed = (0..rows.len()).filter(|&i| text(i) && moved(i)).count();
+        let from = self.top.saturating_sub(2 * rows.len());
+        let (mut scrolled, mut votes) = (None, 0);
+        for at in (from..=self.lines.len()).filter(|&at| at != self.top) {
+            let score = rows
+                .iter()
+                .zip(&self.lines[at..])
+                .enumerate()
+                .filter(|&(i, (row, line))| text(i) && moved(i) && row == line)
+                .count();
+            if score > 0 && score >= votes {
+                (scrolled, votes) = (Some(at), score);
+            }
+        }
+        match scrolled {
+            Some(at) if votes > stayed || (2 * votes >= changed && votes >= stayed.min(2)) => at,
+            _ if stayed > 0 => self.top,
+            Some(at) => at,
+            None => self.lines.len(),
+        }
     }
 
     /// The transcript, oldest line first.
@@ -62,14 +102,104 @@ impl Frames {
 mod tests {
     use super::*;
 
+    fn frame(rows: &[&str]) -> Vec<String> {
+        rows.iter().map(|r| (*r).to_owned()).collect()
+    }
+
     #[test]
-    fn rows_are_stitched_in_order_of_first_appearance_and_grow_in_place() {
+    fn a_window_scrolling_over_a_transcript_gives_each_line_once_as_it_last_was() {
         let mut frames = Frames::default();
-        let frame = |rows: &[&str]| rows.iter().map(|r| (*r).to_owned()).collect::<Vec<_>>();
-        frames.sample(frame(&["a", "b", "> "]));
-        frames.sample(frame(&["b", "c", "> "]));
-        frames.sample(frame(&["c", "d one", "> "]));
-        frames.sample(frame(&["c", "d one two", "> "]));
-        assert_eq!(frames.into_lines(), ["a", "b", "> ", "c", "d one two"]);
+        frames.sample(frame(&["a", "b", "c one", "> ", "footer"]));
+        frames.sample(frame(&["a", "b", "c one two", "> ", "footer"]));
+        frames.sample(frame(&["b", "c one two", "d", "> ", "footer"]));
+        frames.sample(frame(&["c one two", "d", "e", "> ", "footer 2"]));
+        assert_eq!(
+            frames.into_lines(),
+            ["a", "b", "c one two", "d", "e", "> ", "footer 2"]
+        );
+    }
+
+    #[test]
+    fn rows_redrawn_in_place_replace_what_was_there() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "header",
+            "• Working (0s)",
+            "> ask anything",
+            "hints",
+        ]));
+        frames.sample(frame(&["header", "• Here is a table", "> ", "hints"]));
+        frames.sample(frame(&[
+            "header",
+            "• Here is a table of shells:",
+            "  bash",
+            "> ",
+        ]));
+        assert_eq!(
+            frames.into_lines(),
+            ["header", "• Here is a table of shells:", "  bash", "> "]
+        );
+    }
+
+    #[test]
+    fn a_frame_with_nothing_in_common_is_a_new_view_after_the_old() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["reply", "> "]));
+        frames.sample(frame(&["Allow this?", "1. Yes"]));
+        assert_eq!(
+            frames.into_lines(),
+            ["reply", "> ", "Allow this?", "1. Yes"]
+        );
+    }
+
+    #[test]
+    fn an_input_box_that_stays_put_does_not_hold_a_scrolling_transcript_in_place() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "one",
+            "two",
+            "three",
+            "",
+            "───",
+            "> ",
+            "───",
+            "footer",
+        ]));
+        frames.sample(frame(&[
+            "two",
+            "three",
+            "four",
+            "",
+            "───",
+            "> ",
+            "───",
+            "footer",
+        ]));
+        assert_eq!(
+            frames.into_lines(),
+            [
+                "one",
+                "two",
+                "three",
+                "four",
+                "",
+                "───",
+                "> ",
+                "───",
+                "footer"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sticky_header_over_a_scrolling_transcript_does_not_cover_its_lines() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["› question", "1", "2", "3", "> "]));
+        frames.sample(frame(&["› question", "2", "3", "4", "> "]));
+        frames.sample(frame(&["› question", "3", "4", "5", "> "]));
+        assert_eq!(
+            frames.into_lines(),
+            ["› question", "1", "2", "3", "4", "5", "> "]
+        );
     }
 }

@@ -132,7 +132,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on)",
+            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
         ),
     },
     PresetSpec {

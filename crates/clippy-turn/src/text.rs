@@ -21,12 +21,20 @@ pub(crate) fn render(recorded: &Recorded, inputs: &[String], preset: &Preset) ->
     let mut end = lines.len();
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
-    if preset.osc_idle().is_some() && !recorded.alternate {
+    if preset.osc_idle().is_some() {
         if let Some(first) = (start..end).find(|&i| keep_line(&lines[i], inputs, preset)) {
-            if let Some(cut) = (first + 1..end)
+            // Its prompt line (the last one: the reply may quote the agent's own prompt), or
+            // without one its first footer line under the last text.
+            let prompt = (first + 1..end)
                 .rev()
-                .find(|&i| is_input_area(&lines[i], preset))
-            {
+                .find(|&i| is_prompt(&lines[i], preset));
+            let footer = || {
+                let last_text = (first..end)
+                    .rev()
+                    .find(|&i| !is_input_area(&lines[i], preset) && !lines[i].trim().is_empty())?;
+                (last_text + 1..end).find(|&i| is_input_area(&lines[i], preset))
+            };
+            if let Some(cut) = prompt.or_else(footer) {
                 end = cut;
             }
         }
@@ -61,11 +69,14 @@ fn old_head(lines: &[String], before: &[String]) -> usize {
     lines.len()
 }
 
+/// Whether a line is a TUI's prompt line.
+fn is_prompt(line: &str, preset: &Preset) -> bool {
+    preset.prompt().is_some_and(|p| p.is_match(line.as_bytes()))
+}
+
 /// Whether a line is where a TUI's input area begins: its prompt line, or a status line.
 fn is_input_area(line: &str, preset: &Preset) -> bool {
-    let bytes = line.as_bytes();
-    preset.prompt().is_some_and(|p| p.is_match(bytes))
-        || preset.chrome().is_some_and(|c| c.is_match(bytes))
+    is_prompt(line, preset) || preset.chrome().is_some_and(|c| c.is_match(line.as_bytes()))
 }
 
 /// Whether a line belongs to the reply (and not to the agent's chrome or the input's echo).
