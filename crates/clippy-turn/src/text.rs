@@ -94,9 +94,10 @@ fn keep_line(line: &str, inputs: &[String], preset: &Preset) -> bool {
             .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
         || trimmed.trim_start_matches("^C").trim().is_empty()
         || prompt_and_input(line, inputs, preset);
-    // A line that is the bare input is the answer (a REPL evaluating a literal); a decorated
-    // one is the echo.
-    !chrome && (is_bare_input(line, inputs) || !is_echo(line, inputs))
+    // A line that is the bare input is the answer of a shell or REPL (evaluating a literal); a
+    // decorated one is the echo, and so is any in a TUI (a question typed ahead, shown queued).
+    let tui = preset.osc_idle().is_some();
+    !chrome && ((!tui && is_bare_input(line, inputs)) || !is_echo(line, inputs))
 }
 
 /// Whether a line is the agent's prompt with one of `inputs` after it (a shell's
@@ -203,5 +204,13 @@ mod tests {
             render(&recorded(&["❯ q"], &lines), &inputs, &claude),
             "● one\n\ntwo"
         );
+    }
+
+    #[test]
+    fn a_question_typed_ahead_and_shown_queued_by_a_tui_is_echo() {
+        let gemini = Preset::named("gemini").expect("preset");
+        let inputs = ["q".to_owned(), "what is the largest planet".to_owned()];
+        let lines = ["✦ answer", "", "    what is the largest planet"];
+        assert_eq!(render(&recorded(&[], &lines), &inputs, &gemini), "✦ answer");
     }
 }
