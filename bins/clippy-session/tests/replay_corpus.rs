@@ -1,7 +1,9 @@
 //! Every recording of a real agent in `crates/clippy-turn/tests/corpus/`, replayed with
 //! `clippy-session --replay FILE --preset P --json`, gives exactly the turns its sidecar lists:
 //! their count, interrupted flags, the question absent from the text view, and every line of
-//! the model's reply in it exactly once.
+//! the model's reply in it exactly once. Where the whole reply is known (an agent answering the
+//! corpus mock, `tools/corpus/replies.json`), nothing else is in the text view either, apart
+//! from the agent's own decorations and its tool and interrupt notices.
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
@@ -30,6 +32,154 @@ fn occurrences(haystack: &str, needle: &str) -> usize {
         .count()
 }
 
+fn replies() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/corpus/replies.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read replies.json"))
+        .expect("replies.json")
+}
+
+/// The lines the corpus mock sends for one question (its first matching rule), as an agent
+/// would show them: markdown table pipes, fences and list numbers left to the agent.
+fn model_lines(replies: &serde_json::Value, preset: &str, question: &str) -> Option<Vec<String>> {
+    let question = question.to_lowercase();
+    let rule = replies["rules"]
+        .as_array()?
+        .iter()
+        .find(|rule| rule["match"].as_str().is_some_and(|m| question.contains(m)))?;
+    let field = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
+    let numbered = |n: u64| field("template").replace("{n}", &n.to_string());
+    let count = rule["lines"].as_u64().unwrap_or(0);
+    let lines: Vec<String> = match rule["kind"].as_str().unwrap_or("text") {
+        "long" => std::iter::once(field("intro"))
+            .chain((1..=count).map(numbered))
+            .chain(std::iter::once(field("outro")))
+            .collect(),
+        "slow" => (1..=count).map(numbered).collect(),
+        "tool" if preset == "aider" => field("aider_reply").lines().map(str::to_owned).collect(),
+        "tool" => vec![field("before"), field("after")],
+        _ => field("reply").lines().map(str::to_owned).collect(),
+    };
+    Some(
+        lines
+            .iter()
+            .map(|line| as_shown(line))
+            .filter(|line| !line.is_empty())
+            .collect(),
+    )
+}
+
+/// A line folded for comparison, without what agents render their own way: table pipes and
+/// rules, code fences, a list item's number.
+fn as_shown(line: &str) -> String {
+    if line.trim_start().starts_with("```") {
+        return String::new();
+    }
+    let line = line.replace(['|', '│', '┃'], " ");
+    let folded = fold(&line);
+    if folded.chars().all(|c| c == '-' || c == ' ') {
+        return String::new();
+    }
+    let numbered = folded
+        .split_once(". ")
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+    numbered.map_or(folded.clone(), |(_, rest)| rest.to_owned())
+}
+
+/// The agents' own notices that may stand in a turn beside the model's reply (each a whole
+/// line, after its bullet): tool calls, approvals and interrupt messages.
+const AGENT_NOTICES: &[&str] = &[
+    r"^Bash\(.*\)$",
+    r"^Ran \d+ shell commands?$",
+    r"^Done$",
+    r"^Interrupted · What should Claude do instead\?$",
+    r"^You approved codex to run .*$",
+    r"^Ran .*$",
+    r"^\(no output\)$",
+    r"^Conversation interrupted - .*$",
+    r"^✓ Shell .*$",
+    r"^Request cancelled\.$",
+    r"^\^C again to exit$",
+    r"^Run shell command\? \(Y\)es/\(N\)o/\(D\)on't ask again \[Yes\]: y$",
+    r"^Running .*$",
+];
+
+/// Characters an agent decorates a reply with: bullets, tree and box rules, list numbers.
+fn is_decoration(word: &str) -> bool {
+    word.chars().all(|c| {
+        matches!(
+            c,
+            '●' | '•'
+                | '✦'
+                | '⏺'
+                | '⎿'
+                | '└'
+                | '✔'
+                | '✓'
+                | '■'
+                | 'ℹ'
+                | '-'
+                | '*'
+                | '>'
+                | '.'
+        ) || ('\u{2500}'..='\u{259f}').contains(&c)
+            || c.is_ascii_digit()
+    }) && !word.starts_with('.')
+}
+
+/// The text view as compared with the model's reply: folded, table pipes gone, without the
+/// agent's notices.
+fn reply_view(text: &str) -> String {
+    let notices: Vec<regex::Regex> = AGENT_NOTICES
+        .iter()
+        .map(|n| regex::Regex::new(n).expect("notice pattern"))
+        .collect();
+    let mut kept: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = as_shown(line);
+        let bare = line
+            .split_once(' ')
+            .filter(|(head, _)| is_decoration(head))
+            .map_or(line.as_str(), |(_, rest)| rest);
+        if bare.starts_with("Run shell command?") {
+            // Aider lists the commands it asks to run right above its question.
+            while kept.last().is_some_and(|l| !l.is_empty()) {
+                kept.pop();
+            }
+        }
+        if !notices
+            .iter()
+            .any(|n| n.is_match(bare) || n.is_match(&line))
+        {
+            kept.push(line);
+        }
+    }
+    fold(&kept.join(" "))
+}
+
+/// What `view` holds besides `reply` (each of its lines once): words that are not the agent's
+/// decorations. A reply cut short may end in a line cut short.
+fn besides_the_reply(view: &str, reply: &[String], cut_short: bool) -> Vec<String> {
+    let mut rest = format!(" {view} ");
+    for line in reply {
+        if let Some(at) = rest.find(&format!(" {line} ")) {
+            rest.replace_range(at..at + line.len() + 2, "  ");
+        }
+    }
+    let mut words: Vec<String> = rest
+        .split_whitespace()
+        .filter(|w| !is_decoration(w))
+        .map(str::to_owned)
+        .collect();
+    if cut_short {
+        // The line being streamed when the user interrupted: a prefix of a reply line.
+        let cut = words.join(" ");
+        if reply.iter().any(|line| line.starts_with(&cut)) {
+            words.clear();
+        }
+    }
+    words
+}
+
 fn replay(cast: &Path, preset: &str) -> Vec<serde_json::Value> {
     let out = Command::new(env!("CARGO_BIN_EXE_clippy-session"))
         .args([
@@ -56,6 +206,7 @@ fn replay(cast: &Path, preset: &str) -> Vec<serde_json::Value> {
 
 /// Replays `cast` and adds to `failures` where its turns differ from the sidecar `expected`.
 fn check(name: &str, cast: &Path, expected: &serde_json::Value, failures: &mut Vec<String>) {
+    let replies = replies();
     let preset = expected["preset"].as_str().expect("preset");
     let want = expected["turns"].as_array().expect("turns");
     let got = replay(cast, preset);
@@ -86,6 +237,45 @@ fn check(name: &str, cast: &Path, expected: &serde_json::Value, failures: &mut V
                 "{name} turn {}: the typed input {input:?} is in the text {text:?}",
                 i + 1
             ));
+        }
+        // Every line the mock sent (for all questions of the turn: Codex answers questions typed
+        // ahead in one turn), once; nothing else but decorations and notices.
+        let questions = want["input"].as_str().unwrap_or_default();
+        if !questions.starts_with('/') {
+            let replies: Option<Vec<Vec<String>>> = questions
+                .lines()
+                .map(|q| model_lines(&replies, preset, q))
+                .collect();
+            if let Some(replies) = replies {
+                let interrupted = want["interrupted"] == true;
+                let shown = reply_view(got["text"].as_str().unwrap_or_default());
+                let last = replies.len() - 1;
+                for (n, line) in replies
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(n, r)| r.iter().map(move |l| (n, l)))
+                {
+                    // A reply the user cut short, by Ctrl+C or by asking the next question
+                    // (Codex stops answering the first), may lack its last lines.
+                    let may_lack = interrupted || n < last;
+                    let count = occurrences(&shown, line);
+                    if count > 1 || (count == 0 && !may_lack) {
+                        failures.push(format!(
+                            "{name} turn {}: the model's line {line:?} {count} times in {shown:?}",
+                            i + 1
+                        ));
+                    }
+                }
+                let reply = replies.concat();
+                let extra = besides_the_reply(&shown, &reply, interrupted || last > 0);
+                if !extra.is_empty() {
+                    failures.push(format!(
+                        "{name} turn {}: besides the reply, the text holds {:?}",
+                        i + 1,
+                        extra.join(" ")
+                    ));
+                }
+            }
         }
         if got["interrupted"] != want["interrupted"] {
             failures.push(format!(

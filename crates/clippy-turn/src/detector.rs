@@ -757,7 +757,8 @@ impl Feed<'_> {
                         .chain(core.pending.range(ahead..))
                         .cloned()
                         .collect();
-                    crate::text::render(&recorded, &echoed, &core.preset)
+                    let keys_typed = turn.interrupted || echoed.len() > 1;
+                    crate::text::render(&recorded, &echoed, &core.preset, keys_typed)
                 },
             }));
         }

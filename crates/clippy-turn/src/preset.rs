@@ -49,6 +49,12 @@ pub struct PresetSpec {
     /// Regex on a line of the *text view* that is the agent's chrome (status bars, tips, "worked
     /// for 3s"): left out of [`Turn::text`](crate::Turn::text), no effect on detection.
     pub chrome: Option<&'static str>,
+    /// The agent redraws the reply's last lines in place while it streams and prints the whole
+    /// reply once more at its end (aider's live markdown). Keys typed meanwhile are echoed by
+    /// the terminal and shift the redraw, which then leaves stale copies behind; in a turn with
+    /// such keys (a question typed ahead, Ctrl+C) the text view drops a line that a later line
+    /// repeats or continues. No effect on detection.
+    pub redraws_live_lines: bool,
 }
 
 /// The presets that ship with clippy, in listing order. `generic` is the fallback.
@@ -65,6 +71,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "shell",
@@ -78,6 +85,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "python",
@@ -91,6 +99,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: false,
         chrome: Some(r"^\.\.\.\s*$"),
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "sqlite",
@@ -104,6 +113,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "aider",
@@ -117,6 +127,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: false,
         chrome: Some(r"^Tokens: \S+ sent, \S+ received"),
+        redraws_live_lines: true,
     },
     PresetSpec {
         name: "claude",
@@ -132,8 +143,9 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
+            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|Press Ctrl-C again to exit|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
         ),
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "codex",
@@ -147,6 +159,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: false,
         require_busy: true,
         chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ )"),
+        redraws_live_lines: false,
     },
     PresetSpec {
         name: "gemini",
@@ -160,8 +173,9 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press)|\s(?:no sandbox|sandbox-exec)\s",
+            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press|Press Ctrl\+C again to exit)|\s(?:no sandbox|sandbox-exec)\s",
         ),
+        redraws_live_lines: false,
     },
 ];
 
@@ -178,6 +192,7 @@ pub struct Preset {
     queues_typed_ahead: bool,
     require_busy: bool,
     chrome: Option<Regex>,
+    redraws_live_lines: bool,
 }
 
 impl Preset {
@@ -220,6 +235,7 @@ impl Preset {
             queues_typed_ahead: spec.queues_typed_ahead,
             require_busy: spec.require_busy,
             chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
+            redraws_live_lines: spec.redraws_live_lines,
         })
     }
 
@@ -243,6 +259,7 @@ impl Preset {
             queues_typed_ahead: true,
             require_busy: false,
             chrome: None,
+            redraws_live_lines: false,
         })
     }
 
@@ -290,6 +307,10 @@ impl Preset {
     }
 
     #[cfg_attr(not(feature = "text"), allow(dead_code))]
+    pub(crate) fn redraws_live_lines(&self) -> bool {
+        self.redraws_live_lines
+    }
+
     pub(crate) fn chrome(&self) -> Option<&Regex> {
         self.chrome.as_ref()
     }

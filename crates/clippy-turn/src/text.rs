@@ -14,10 +14,17 @@ use clippy_screen::Recorded;
 use crate::detector::{is_bare_input, is_echo};
 use crate::preset::Preset;
 
-/// Renders what a turn's recording saw as the text a person read.
-pub(crate) fn render(recorded: &Recorded, inputs: &[String], preset: &Preset) -> String {
+/// Renders what a turn's recording saw as the text a person read. `keys_typed` says whether
+/// the user typed while the agent worked (a question typed ahead, Ctrl+C).
+pub(crate) fn render(
+    recorded: &Recorded,
+    inputs: &[String],
+    preset: &Preset,
+    keys_typed: bool,
+) -> String {
     let lines = &recorded.lines;
-    let start = old_head(lines, &recorded.before);
+    let head = old_head(lines, &recorded.before);
+    let start = after_the_echo(lines, inputs, head).unwrap_or(head);
     let mut end = lines.len();
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
@@ -39,16 +46,89 @@ pub(crate) fn render(recorded: &Recorded, inputs: &[String], preset: &Preset) ->
             }
         }
     }
+    let region = &lines[start..end];
+    let keep: Vec<bool> = region
+        .iter()
+        .map(|line| keep_line(line, inputs, preset))
+        .collect();
+    let text = |i: usize| keep[i] && !region[i].trim().is_empty();
     let mut kept: Vec<&str> = Vec::new();
-    for line in &lines[start..end] {
-        if keep_line(line, inputs, preset) {
+    for (i, line) in region.iter().enumerate() {
+        // A table's rules stay: its borders have junctions, and a rule between two rows of
+        // text is a row separator (a TUI's own rules have its chrome or a blank line beside).
+        let table_rule = is_rule(line)
+            && !is_chrome(line, preset)
+            && (line.contains(TABLE_JUNCTIONS)
+                || (i > 0 && text(i - 1) && i + 1 < region.len() && text(i + 1)));
+        if keep[i] || table_rule {
             kept.push(line);
         } else if !line.trim().is_empty() {
             // A dropped line with text separates paragraphs like a blank one would.
             kept.push("");
         }
     }
+    if keys_typed && preset.redraws_live_lines() {
+        drop_stale_copies(&mut kept);
+    }
     tidy(&kept)
+}
+
+/// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
+/// a later line repeats or continues (`Slow line 3: one two` before `Slow line 3: one two
+/// three.`). A row that wrapped where an echoed key overflowed it holds several such copies,
+/// each padded to the width: it goes when every one of them is stale.
+fn drop_stale_copies(lines: &mut Vec<&str>) {
+    let mut later: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let mut stale = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate().rev() {
+        let mut copies = line
+            .split(PADDING)
+            .map(|copy| copy.trim().trim_end_matches("^C").trim_end())
+            .filter(|copy| !copy.is_empty())
+            .peekable();
+        stale[i] = copies.peek().is_some()
+            && copies.all(|copy| {
+                later
+                    .range(copy..)
+                    .next()
+                    .is_some_and(|next: &&str| next.starts_with(copy))
+            });
+        let text = line.trim();
+        if !text.is_empty() {
+            later.insert(text);
+        }
+    }
+    let mut i = 0;
+    lines.retain(|_| {
+        i += 1;
+        !stale[i - 1]
+    });
+}
+
+/// The blank run a live redraw pads each row with: longer than any gap inside a line of text.
+const PADDING: &str = "                ";
+
+/// Box-drawing junctions: a rule with one of these is a table's border, not a TUI's rule.
+const TABLE_JUNCTIONS: &[char] = &[
+    '┌', '┬', '┐', '├', '┼', '┤', '└', '┴', '┘', '┏', '┳', '┓', '┣', '╋', '┫', '┗', '┻', '┛', '╞',
+    '╪', '╡', '╔', '╦', '╗', '╠', '╬', '╣', '╚', '╩', '╝', '┡', '╇', '┩',
+];
+
+/// Whether a line is drawn with box-drawing and block characters only (a rule or border).
+fn is_rule(line: &str) -> bool {
+    let trimmed = line.trim();
+    !trimmed.is_empty()
+        && trimmed
+            .chars()
+            .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
+}
+
+/// Whether a line is one of the preset's prompt, busy or status lines.
+fn is_chrome(line: &str, preset: &Preset) -> bool {
+    let bytes = line.as_bytes();
+    preset.prompt().is_some_and(|p| p.is_match(bytes))
+        || preset.busy_line().is_some_and(|b| b.is_match(bytes))
+        || preset.chrome().is_some_and(|c| c.is_match(bytes))
 }
 
 /// How many lines at the head of `lines` are old transcript: each one found in `before` after
@@ -69,6 +149,23 @@ fn old_head(lines: &[String], before: &[String]) -> usize {
     lines.len()
 }
 
+/// Where the reply begins when the agent echoed the turn's (first) input with its prompt or
+/// bullet: under that echo. Lines above it are old transcript even when `before` lacks them (a
+/// TUI redrawn taller after a resize shows more of it), and lines under it are new even when
+/// `before` has them (the same answer to the same question, still on screen). The echo is the
+/// first one at or under the old head, else the last one above it.
+fn after_the_echo(lines: &[String], inputs: &[String], head: usize) -> Option<usize> {
+    let first = inputs.first()?;
+    let echo = |i: &usize| {
+        let line = &lines[*i];
+        is_echo(line, std::slice::from_ref(first)) && !is_bare_input(line, inputs)
+    };
+    (head..lines.len())
+        .find(echo)
+        .or_else(|| (0..head).rev().find(echo))
+        .map(|at| at + 1)
+}
+
 /// Whether a line is a TUI's prompt line.
 fn is_prompt(line: &str, preset: &Preset) -> bool {
     preset.prompt().is_some_and(|p| p.is_match(line.as_bytes()))
@@ -85,13 +182,8 @@ fn keep_line(line: &str, inputs: &[String], preset: &Preset) -> bool {
     if trimmed.is_empty() {
         return true;
     }
-    let bytes = line.as_bytes();
-    let chrome = preset.prompt().is_some_and(|p| p.is_match(bytes))
-        || preset.busy_line().is_some_and(|b| b.is_match(bytes))
-        || preset.chrome().is_some_and(|c| c.is_match(bytes))
-        || trimmed
-            .chars()
-            .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
+    let chrome = is_chrome(line, preset)
+        || is_rule(line)
         || trimmed.trim_start_matches("^C").trim().is_empty()
         || prompt_and_input(line, inputs, preset);
     // A line that is the bare input is the answer of a shell or REPL (evaluating a literal); a
@@ -158,7 +250,7 @@ mod tests {
             &[">>> 2", "2", ">>> 2"],
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
-        assert_eq!(render(&turn, &inputs, &python), "2");
+        assert_eq!(render(&turn, &inputs, &python, false), "2");
     }
 
     #[test]
@@ -182,7 +274,7 @@ mod tests {
             "",
             "model · ~/dir · 98% left",
         ];
-        let text = render(&recorded(&before, &lines), &inputs, &codex);
+        let text = render(&recorded(&before, &lines), &inputs, &codex, false);
         assert_eq!(text, "• item 1\n  item 2");
     }
 
@@ -201,7 +293,7 @@ mod tests {
             "? for shortcuts",
         ];
         assert_eq!(
-            render(&recorded(&["❯ q"], &lines), &inputs, &claude),
+            render(&recorded(&["❯ q"], &lines), &inputs, &claude, false),
             "● one\n\ntwo"
         );
     }
@@ -211,6 +303,34 @@ mod tests {
         let gemini = Preset::named("gemini").expect("preset");
         let inputs = ["q".to_owned(), "what is the largest planet".to_owned()];
         let lines = ["✦ answer", "", "    what is the largest planet"];
-        assert_eq!(render(&recorded(&[], &lines), &inputs, &gemini), "✦ answer");
+        assert_eq!(
+            render(&recorded(&[], &lines), &inputs, &gemini, true),
+            "✦ answer"
+        );
+    }
+
+    #[test]
+    fn stale_copies_of_a_live_redraw_go_only_when_keys_were_typed() {
+        let aider = Preset::named("aider").expect("preset");
+        let inputs = ["story".to_owned(), "next".to_owned()];
+        let pad = " ".repeat(40);
+        let wrapped = format!("Line 2: one{pad}Line 2: one two");
+        let lines = [
+            "> story",
+            "Line 1: done.",
+            "Line 1: done.",
+            &wrapped,
+            "Line 2: one two three^C",
+            "Line 1: done.",
+            "",
+            "Line 2: one two three four.",
+        ];
+        let turn = recorded(&[], &lines);
+        assert_eq!(
+            render(&turn, &inputs, &aider, true),
+            "Line 1: done.\n\nLine 2: one two three four."
+        );
+        // Without typed keys nothing shifted the redraw: every line is the agent's.
+        assert!(render(&turn, &inputs, &aider, false).starts_with("Line 1: done.\nLine 1: done."));
     }
 }

@@ -155,6 +155,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         queues_typed_ahead: true,
         require_busy: false,
         chrome: None,
+        redraws_live_lines: false,
     })
     .unwrap();
     let frame = |status: &str, body: &str| {
