@@ -74,6 +74,8 @@ pub struct Screen {
     after_zwj: bool,
     /// The program uses synchronized output: its frames end there.
     synchronized: bool,
+    /// A synchronized frame is being drawn: the screen is not what a terminal shows yet.
+    mid_frame: bool,
     /// Output fed; `pending[rendered..]` is not rendered yet.
     pending: Vec<u8>,
     rendered: usize,
@@ -209,6 +211,7 @@ impl Screen {
             recording: None,
             after_zwj: false,
             synchronized: false,
+            mid_frame: false,
             pending: Vec::new(),
             rendered: 0,
             max_behind: DEFAULT_MAX_BEHIND,
@@ -288,8 +291,10 @@ impl Screen {
                 self.emulate(now);
                 self.collect_history();
                 match marker {
+                    Some(Marker::SyncBegin) => self.mid_frame = true,
                     Some(Marker::SyncEnd) => {
                         self.synchronized = true;
+                        self.mid_frame = false;
                         self.sample_frame();
                     }
                     // Inside a synchronized frame the cursor goes home to draw, not between
@@ -391,7 +396,10 @@ impl Screen {
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();
-        self.sample_frame();
+        // Half a synchronized frame is not what the terminal shows: its last whole frame is.
+        if !self.mid_frame {
+            self.sample_frame();
+        }
         let Some(recording) = self.recording.take() else {
             return Recorded::default();
         };

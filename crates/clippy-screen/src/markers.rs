@@ -5,6 +5,8 @@
 pub(crate) enum Marker {
     /// `ESC [ 3 J`: the program cleared the terminal's history (it is about to reprint it).
     ClearHistory,
+    /// Synchronized output begins (`ESC [ ? 2026 h`): a full-screen TUI starts drawing a frame.
+    SyncBegin,
     /// Synchronized output ends (`ESC [ ? 2026 l`): a full-screen TUI's frame is complete.
     SyncEnd,
     /// The cursor goes home (`ESC [ H`, `ESC [ 1 ; 1 H`): a TUI without synchronized output
@@ -12,8 +14,9 @@ pub(crate) enum Marker {
     Home,
 }
 
-const PATTERNS: [(&[u8], Marker); 4] = [
+const PATTERNS: [(&[u8], Marker); 5] = [
     (b"\x1b[3J", Marker::ClearHistory),
+    (b"\x1b[?2026h", Marker::SyncBegin),
     (b"\x1b[?2026l", Marker::SyncEnd),
     (b"\x1b[H", Marker::Home),
     (b"\x1b[1;1H", Marker::Home),
@@ -85,15 +88,16 @@ mod tests {
 
     #[test]
     fn markers_are_found_however_the_bytes_are_cut() {
-        let stream = b"ab\x1b[2J\x1b[3J\x1b[Hxy\x1b[?2026lz\x1b\x1b[1;1H";
+        let stream = b"ab\x1b[2J\x1b[3J\x1b[H\x1b[?2026hxy\x1b[?2026lz\x1b\x1b[1;1H";
         let whole = markers(&[stream]);
         assert_eq!(
             whole,
             [
                 (10, Marker::ClearHistory),
                 (13, Marker::Home),
-                (23, Marker::SyncEnd),
-                (31, Marker::Home)
+                (21, Marker::SyncBegin),
+                (31, Marker::SyncEnd),
+                (39, Marker::Home)
             ]
         );
         for cut in 0..stream.len() {
@@ -106,6 +110,6 @@ mod tests {
 
     #[test]
     fn near_misses_are_not_markers() {
-        assert!(markers(&[b"\x1b[13J\x1b[2H\x1b[?2026h[3J"]).is_empty());
+        assert!(markers(&[b"\x1b[13J\x1b[2H\x1b[?2025h\x1b[?2026[3J"]).is_empty());
     }
 }

@@ -106,6 +106,16 @@ fn alternate_screen_frames_are_stitched() {
 }
 
 #[test]
+fn a_recording_that_ends_mid_frame_keeps_the_last_whole_frame() {
+    let mut screen = fed(10, 3, b"\x1b[?1049h\x1b[Hhello\r\n> ");
+    screen.begin_recording();
+    screen.feed(b"\x1b[?2026h\x1b[H\x1b[Jhello\r\nreply 1\r\n> \x1b[?2026l");
+    // The next frame has erased its rows and drawn one word when the turn ends.
+    screen.feed(b"\x1b[?2026h\x1b[H\x1b[Jrep");
+    assert_eq!(screen.finish_recording().lines, ["hello", "reply 1", ">"]);
+}
+
+#[test]
 fn history_is_bounded_and_a_recording_says_what_it_lost() {
     let mut screen = Screen::with_history_bytes(10, 2, 20);
     screen.begin_recording();

@@ -143,7 +143,7 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: true,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|Press Ctrl-C again to exit|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
+            r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|Press Ctrl-C again to exit|tmux focus-events off|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
         ),
         redraws_live_lines: false,
     },

@@ -23,8 +23,7 @@ pub(crate) fn render(
     keys_typed: bool,
 ) -> String {
     let lines = &recorded.lines;
-    let head = old_head(lines, &recorded.before);
-    let start = after_the_echo(lines, inputs, head).unwrap_or(head);
+    let start = after_the_echo(lines, inputs).unwrap_or_else(|| old_head(lines, &recorded.before));
     let mut end = lines.len();
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
@@ -150,19 +149,16 @@ fn old_head(lines: &[String], before: &[String]) -> usize {
 }
 
 /// Where the reply begins when the agent echoed the turn's (first) input with its prompt or
-/// bullet: under that echo. Lines above it are old transcript even when `before` lacks them (a
-/// TUI redrawn taller after a resize shows more of it), and lines under it are new even when
-/// `before` has them (the same answer to the same question, still on screen). The echo is the
-/// first one at or under the old head, else the last one above it.
-fn after_the_echo(lines: &[String], inputs: &[String], head: usize) -> Option<usize> {
+/// bullet: under its last echo. Lines above it are old transcript even when `before` lacks them
+/// (a TUI redrawn taller after a resize, or repainted a row higher, shows more of it), and lines
+/// under it are new even when `before` has them (the same answer to the same question).
+fn after_the_echo(lines: &[String], inputs: &[String]) -> Option<usize> {
     let first = inputs.first()?;
-    let echo = |i: &usize| {
-        let line = &lines[*i];
-        is_echo(line, std::slice::from_ref(first)) && !is_bare_input(line, inputs)
-    };
-    (head..lines.len())
-        .find(echo)
-        .or_else(|| (0..head).rev().find(echo))
+    lines
+        .iter()
+        .rposition(|line| {
+            is_echo(line, std::slice::from_ref(first)) && !is_bare_input(line, inputs)
+        })
         .map(|at| at + 1)
 }
 
