@@ -400,13 +400,7 @@ fn claude_codes_turns_are_found_without_its_status_titles() {
         let expected: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).expect("read sidecar"))
                 .expect("sidecar JSON");
-        // Known limit: without titles, nothing on Claude Code's screen tells the end of a reply
-        // from the start of the question it had queued (no idle frame between them), so a
-        // question typed ahead joins the turn before it (CONTRACTS/TURN.md).
-        if expected["agent_version"] != "2.1.332"
-            || name.contains("osc7501")
-            || name.contains("typeahead")
-        {
+        if expected["agent_version"] != "2.1.332" || name.contains("osc7501") {
             continue;
         }
         let cast = std::fs::read_to_string(path.with_extension("cast")).expect("read cast");

@@ -830,6 +830,18 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
+        // The agent drew the line that closes a reply, with a question typed ahead: that
+        // question, drawn next, starts the next turn (as after an idle title).
+        if let Some(turn) = &mut self.core.turn
+            && turn.typed_ahead > 0
+            && self
+                .core
+                .preset
+                .done_line()
+                .is_some_and(|d| d.is_match(text))
+        {
+            turn.ends_at_next_question = true;
+        }
         if self
             .core
             .turn

@@ -31,6 +31,10 @@ pub struct PresetSpec {
     /// line. For agents that do not always set a status title (Claude Code under tmux); needs
     /// the `text` feature (the live screen).
     pub idle_line: Option<&'static str>,
+    /// Regex on a line the agent draws once a reply is over (Claude Code's `✻ Churned for 11s ·
+    /// done 11:48 AM`): with a question typed ahead, the turn ends where that question is drawn
+    /// next, as after an idle title. For agents that do not always set a status title.
+    pub done_line: Option<&'static str>,
     /// Regex on an OSC payload (`"<code>;<rest>"`, e.g. `"0;✳ Claude Code"`) meaning idle.
     pub osc_idle: Option<&'static str>,
     /// Regex on an OSC payload meaning busy; vetoes prompts until an idle OSC is seen.
@@ -65,6 +69,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^\s*(?:[\w.@:~/-]+\s*)?[>$#%❯›»]\s*$"),
         busy_line: None,
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -79,6 +84,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"[$#%]\s*$"),
         busy_line: None,
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -93,6 +99,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^>>> ?$"),
         busy_line: None,
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -107,6 +114,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^sqlite> ?$"),
         busy_line: None,
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -121,6 +129,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^(?:[\w-]+ ?)?>\s*$"),
         busy_line: None,
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
@@ -136,6 +145,7 @@ pub const PRESETS: &[PresetSpec] = &[
         busy_line: Some(r"^\s*[·✢✳✶✻✽*]\s+\S+…|esc to interrupt|^\s*❯\s*\d+\.\s"),
         // 2.1.332's footer; its busy form adds `· esc to interrupt`.
         idle_line: Some(r"^\s*(?:⏵⏵|⏸) \w+ mode on"),
+        done_line: Some(r"^\s*✻\s+\w+ for \d+\w* · done"),
         osc_idle: Some(r"^(?:[02];✳|7501;.*state=(?:idle|done))"),
         osc_busy: Some(r"^(?:[02];[⠀-⣿◐◑◒◓]|7501;.*state=(?:working|blocked))"),
         // Its `state=done` comes before the frame that draws the reply's end: it only arms.
@@ -153,6 +163,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: Some(r"^\s*›(?:\s|$)"),
         busy_line: Some(r"esc to interrupt"),
         idle_line: None,
+        done_line: None,
         osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
         osc_busy: Some(r"^7501;.*state=(?:working|blocked)"),
         osc_done: Some(r"^7501;.*state=done"),
@@ -167,6 +178,7 @@ pub const PRESETS: &[PresetSpec] = &[
         prompt: None,
         busy_line: Some(r"esc to cancel"),
         idle_line: None,
+        done_line: None,
         osc_idle: Some(r"^[02];◇"),
         osc_busy: Some(r"^[02];✦"),
         osc_done: None,
@@ -186,6 +198,7 @@ pub struct Preset {
     prompt: Option<Regex>,
     busy_line: Option<Regex>,
     idle_line: Option<Regex>,
+    done_line: Option<Regex>,
     osc_idle: Option<Regex>,
     osc_busy: Option<Regex>,
     osc_done: Option<Regex>,
@@ -229,6 +242,10 @@ impl Preset {
                 .idle_line
                 .map(|p| compile("idle line", p))
                 .transpose()?,
+            done_line: spec
+                .done_line
+                .map(|p| compile("done line", p))
+                .transpose()?,
             osc_idle: spec.osc_idle.map(|p| compile("OSC idle", p)).transpose()?,
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
             osc_done: spec.osc_done.map(|p| compile("OSC done", p)).transpose()?,
@@ -253,6 +270,7 @@ impl Preset {
             prompt: Some(compile("prompt", prompt)?),
             busy_line: None,
             idle_line: None,
+            done_line: None,
             osc_idle: None,
             osc_busy: None,
             osc_done: None,
@@ -307,6 +325,10 @@ impl Preset {
     }
 
     #[cfg_attr(not(feature = "text"), allow(dead_code))]
+    pub(crate) fn done_line(&self) -> Option<&Regex> {
+        self.done_line.as_ref()
+    }
+
     pub(crate) fn redraws_live_lines(&self) -> bool {
         self.redraws_live_lines
     }

@@ -149,6 +149,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         prompt: Some(r"^│ > "),
         busy_line: Some(r"esc to interrupt"),
         idle_line: None,
+        done_line: None,
         osc_idle: None,
         osc_busy: None,
         osc_done: None,
