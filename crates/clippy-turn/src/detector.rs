@@ -18,6 +18,9 @@ const TAIL_BYTES: usize = 16 * 1024;
 const SCREEN_STEP: usize = 64 * 1024;
 /// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
 const MAX_PENDING_INPUTS: usize = 64;
+/// How far past its end a turn waits for the synchronized frame it ended in to close (frames
+/// are a few KiB; a program that never closes one must not hold its turns).
+const MAX_OPEN_FRAME_BYTES: u64 = 1024 * 1024;
 
 /// How a [`TurnDetector`] is set up: which signals mean "prompt", limits, and screen size.
 #[derive(Debug, Clone)]
@@ -162,6 +165,13 @@ struct Core {
     osc_status: bool,
     cwd: Option<String>,
     bracketed_paste: bool,
+    /// The agent is drawing a synchronized frame (`ESC[?2026h` seen, its `ESC[?2026l` not yet):
+    /// what is on screen is half of it.
+    frame_open: bool,
+    /// The running turn ended inside an open frame: it ends where the frame does (with whether
+    /// the next line typed ahead is drawn already, as for [`Feed::finish_then_queued`], and
+    /// where it would have ended).
+    finish_at_frame_end: Option<(bool, u64)>,
     /// A line has been submitted since the session started: until then the agent going busy
     /// by itself is its start-up, not a turn.
     submitted: bool,
@@ -233,6 +243,8 @@ impl TurnDetector {
                 osc_status: false,
                 cwd: None,
                 bracketed_paste: false,
+                frame_open: false,
+                finish_at_frame_end: None,
                 submitted: false,
                 pending: VecDeque::new(),
                 tail: Vec::new(),
@@ -252,6 +264,14 @@ impl TurnDetector {
             base,
         };
         self.view.feed(bytes, base, &mut feed);
+        // A frame left open far past where its turn ended (a program that never closes its
+        // synchronized output) does not hold the turn any longer: it ends here.
+        if let Some((echoed, at)) = feed.core.finish_at_frame_end
+            && end - at > MAX_OPEN_FRAME_BYTES
+        {
+            feed.core.frame_open = false;
+            feed.finish_then_queued(end, echoed);
+        }
         // A prompt drawn at the chunk's end ends the turn where it begins: the screen and the
         // turn buffer are brought up to there first, then past it.
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
@@ -267,6 +287,20 @@ impl TurnDetector {
 
     /// Feeds bytes written to the child (keystrokes, pastes, injected text).
     pub fn feed_input(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
+        if !bytes.is_empty()
+            && let Some((echoed, _)) = self.core.finish_at_frame_end.take()
+        {
+            // The turn ended in a frame the agent has not closed since: it ends before this
+            // input all the same (the user acts on what was shown).
+            let offset = self.core.offset;
+            self.core.frame_open = false;
+            let mut feed = Feed {
+                core: &mut self.core,
+                chunk: &[],
+                base: offset,
+            };
+            feed.finish_then_queued(offset, echoed);
+        }
         if !bytes.is_empty()
             && self.core.turn.as_ref().is_some_and(|t| t.idle_armed)
             && !self.core.dialog_on_screen()
@@ -709,6 +743,16 @@ impl Feed<'_> {
     /// [`Feed::finish`], where `echoed` says the next line typed ahead is drawn on the prompt
     /// line that ends this turn.
     fn finish_then_queued(&mut self, end: u64, echoed: bool) {
+        // Ending in the middle of a synchronized frame would cut what it draws next (Codex says
+        // idle, then draws `■ Conversation interrupted` in the same frame): the turn ends with it.
+        if self.core.frame_open && self.core.turn.is_some() {
+            let since = self.core.finish_at_frame_end.map_or(end, |(_, at)| at);
+            if end.saturating_sub(since) <= MAX_OPEN_FRAME_BYTES {
+                self.core.finish_at_frame_end = Some((echoed, since));
+                return;
+            }
+        }
+        self.core.finish_at_frame_end = None;
         self.end_turn(end);
         self.start_queued_echoed(end, echoed);
     }
@@ -972,7 +1016,13 @@ impl ViewSink for Feed<'_> {
         }
     }
 
-    fn private_mode(&mut self, mode: u16, set: bool) {
+    fn private_mode(&mut self, mode: u16, set: bool, end: u64) {
+        if mode == 2026 {
+            self.core.frame_open = set;
+            if let Some((echoed, _)) = self.core.finish_at_frame_end.take().filter(|_| !set) {
+                self.finish_then_queued(end, echoed);
+            }
+        }
         if mode == 2004 && self.core.bracketed_paste != set {
             self.core.bracketed_paste = set;
             self.core

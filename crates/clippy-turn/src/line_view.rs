@@ -33,8 +33,8 @@ pub(crate) trait ViewSink {
     fn line(&mut self, line: &Line<'_>);
     /// An OSC was dispatched: `payload` is its parameters joined with `;`, `start..end` its bytes.
     fn osc(&mut self, payload: &str, start: u64, end: u64);
-    /// A DEC private mode was set or reset (`ESC[?Nh` / `ESC[?Nl`).
-    fn private_mode(&mut self, mode: u16, set: bool);
+    /// A DEC private mode was set or reset (`ESC[?Nh` / `ESC[?Nl`); its sequence ends at `end`.
+    fn private_mode(&mut self, mode: u16, set: bool, end: u64);
 }
 
 /// What one dispatched escape sequence (or a C0 inside one) means for the view.
@@ -505,7 +505,7 @@ impl LineView {
                 // One character: its continuation bytes, then its first byte.
                 while self.line.pop().is_some_and(|b| b & 0xc0 == 0x80) {}
             }
-            Action::Mode(mode, set) => sink.private_mode(mode, set),
+            Action::Mode(mode, set) => sink.private_mode(mode, set, end),
             // Reported by `drain_performer`, which has the payload.
             Action::Osc => {}
         }
@@ -572,7 +572,7 @@ mod tests {
         fn osc(&mut self, payload: &str, start: u64, end: u64) {
             self.oscs.push((payload.to_owned(), start, end));
         }
-        fn private_mode(&mut self, mode: u16, set: bool) {
+        fn private_mode(&mut self, mode: u16, set: bool, _end: u64) {
             self.modes.push((mode, set));
         }
     }

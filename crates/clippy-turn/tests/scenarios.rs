@@ -228,6 +228,42 @@ fn an_idle_osc_arms_and_the_prompt_line_completes() {
 }
 
 #[test]
+fn a_turn_that_ends_inside_a_synchronized_frame_ends_with_the_frame() {
+    let mut s = Session::new(Preset::named("codex").unwrap());
+    s.out(b"\x1b]7501;state=idle\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba \x1b[?2026l");
+    s.input(b"tell me\r");
+    s.out(b"\x1b]7501;state=working\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba tell me\r\n\xe2\x80\xa2 Slow line 1\x1b[?2026l");
+    // Ctrl+C: Codex says done, then draws its notice in the same frame.
+    s.input(b"\x03");
+    s.out(b"\x1b[?2026h\x1b]7501;state=done\x1b\\\x1b[3;1H\xe2\x96\xa0 Conversation interrupted");
+    assert!(
+        s.turns().is_empty(),
+        "the frame is still open: {:?}",
+        s.events
+    );
+    s.out(b"\x1b[?2026l");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1);
+    assert!(turns[0].interrupted);
+    assert_eq!(
+        turns[0].text(),
+        "\u{2022} Slow line 1\n\u{25a0} Conversation interrupted"
+    );
+}
+
+#[test]
+fn a_frame_that_is_never_closed_does_not_hold_the_turn() {
+    let mut s = Session::new(Preset::named("codex").unwrap());
+    s.out(b"\x1b]7501;state=idle\x1b\\");
+    s.input(b"tell me\r");
+    s.out(b"\x1b]7501;state=working\x1b\\\xe2\x80\xba tell me\r\n\xe2\x80\xa2 answer\r\n");
+    s.out(b"\x1b[?2026h\x1b]7501;state=done\x1b\\");
+    assert!(s.turns().is_empty());
+    s.out(&b"x".repeat(1024 * 1024 + 1));
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
