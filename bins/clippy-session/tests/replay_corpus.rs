@@ -242,10 +242,16 @@ fn check(name: &str, cast: &Path, expected: &serde_json::Value, failures: &mut V
         // ahead in one turn), once; nothing else but decorations and notices.
         let questions = want["input"].as_str().unwrap_or_default();
         if !questions.starts_with('/') {
-            let replies: Option<Vec<Vec<String>>> = questions
-                .lines()
-                .map(|q| model_lines(&replies, preset, q))
-                .collect();
+            // Questions an agent sent as one message (`sent_as_one`: Claude Code's queue) got
+            // one answer, to the whole message.
+            let replies: Option<Vec<Vec<String>>> = if want["sent_as_one"] == true {
+                model_lines(&replies, preset, questions).map(|reply| vec![reply])
+            } else {
+                questions
+                    .lines()
+                    .map(|q| model_lines(&replies, preset, q))
+                    .collect()
+            };
             if let Some(replies) = replies {
                 let interrupted = want["interrupted"] == true;
                 let shown = reply_view(got["text"].as_str().unwrap_or_default());

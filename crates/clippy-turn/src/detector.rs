@@ -168,6 +168,8 @@ struct Core {
     /// The agent is drawing a synchronized frame (`ESC[?2026h` seen, its `ESC[?2026l` not yet):
     /// what is on screen is half of it.
     frame_open: bool,
+    /// The last line with text was the preset's `done_line`.
+    after_done_line: bool,
     /// The running turn ended inside an open frame: it ends where the frame does (with whether
     /// the next line typed ahead is drawn already, as for [`Feed::finish_then_queued`], and
     /// where it would have ended).
@@ -244,6 +246,7 @@ impl TurnDetector {
                 cwd: None,
                 bracketed_paste: false,
                 frame_open: false,
+                after_done_line: false,
                 finish_at_frame_end: None,
                 submitted: false,
                 pending: VecDeque::new(),
@@ -277,7 +280,7 @@ impl TurnDetector {
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
         #[cfg(feature = "text")]
-        if !self.input.typing() {
+        if !feed.core.typing(self.input.line()) {
             // (While a person types ahead, the agent hides its busy hints.)
             feed.check_idle_screen(end);
         }
@@ -416,6 +419,11 @@ impl Core {
             return;
         }
         let typed_ahead = self.is_typed_ahead(&input, line);
+        let continuation = self
+            .turn
+            .as_ref()
+            .is_some_and(|turn| turn.content_start.is_none())
+            && self.is_continuation(&input, line);
         match &mut self.turn {
             // A line typed ahead that the program never ran (it was read as the answer to a
             // question, or discarded): the agent is at its prompt, and this line is the turn's.
@@ -425,7 +433,7 @@ impl Core {
                 turn.skip_line = true;
             }
             // Continuation lines typed before any output (a multi-line statement in a REPL).
-            Some(turn) if turn.content_start.is_none() => {
+            Some(turn) if continuation => {
                 turn.inputs.push(input);
                 turn.skip_line = true;
             }
@@ -464,6 +472,44 @@ impl Core {
             .trim_end()
             .ends_with(['?', ':', ']', '>']);
         !asked
+    }
+
+    /// Whether a screen row shows `input` behind a prompt or bullet (its echo). Without the
+    /// screen (no `text` feature), never.
+    fn shows_echo(&mut self, input: &str) -> bool {
+        #[cfg(feature = "text")]
+        {
+            let inputs = [input.to_owned()];
+            self.screen
+                .snapshot(0)
+                .lines
+                .iter()
+                .any(|row| is_echo(row, &inputs) && !is_bare_input(row, &inputs))
+        }
+        #[cfg(not(feature = "text"))]
+        {
+            let _ = input;
+            false
+        }
+    }
+
+    /// Whether a person is typing a line: keys typed since the last submit, still shown where
+    /// they were typed. Keys a TUI took for a dialog (Claude Code's `1` for "Yes") are not.
+    #[cfg(feature = "text")]
+    fn typing(&mut self, line: &str) -> bool {
+        let line = line.trim();
+        !line.is_empty() && (self.preset.osc_idle().is_none() || self.shown_on_prompt_row(line))
+    }
+
+    /// Whether a line submitted before the turn's output began continues its input: the row it
+    /// was typed on shows nothing else, or only a continuation prompt (`... `, `   ...> `, `> `).
+    /// A row with words on it is the agent's (aider's `Waiting for model` spinner, drawn with
+    /// backspaces, so the line view sees no output yet): the line is a question typed ahead.
+    fn is_continuation(&mut self, input: &str, line: &[u8]) -> bool {
+        let row = self.cursor_row(line);
+        let row = row.trim_end();
+        let before = row.strip_suffix(input.trim()).unwrap_or(row);
+        !before.chars().any(char::is_alphabetic)
     }
 
     /// The submitted line as a TUI's input line shows it: keys the agent took for itself before
@@ -717,6 +763,28 @@ impl Feed<'_> {
         }
     }
 
+    /// A TUI that sends the questions it had queued as one message (Claude Code) echoes the
+    /// next ones with their prompt too before it answers: when a queued turn's answer begins
+    /// and the screen shows the next questions typed ahead echoed that way, they are this
+    /// turn's.
+    fn take_questions_sent_along(&mut self, at: u64) {
+        if self.core.preset.osc_idle().is_none()
+            || !self.core.turn.as_ref().is_some_and(|turn| turn.queued)
+        {
+            return;
+        }
+        self.sync(at);
+        while let Some(next) = self.core.pending.front().cloned() {
+            if !self.core.shows_echo(&next) {
+                break;
+            }
+            self.core.pending.pop_front();
+            if let Some(turn) = &mut self.core.turn {
+                turn.inputs.push(next);
+            }
+        }
+    }
+
     /// The line being drawn when a chunk ends may be a prompt waiting for input.
     fn check_partial_line(&mut self, text: &[u8], start: u64) {
         if text.trim_ascii().is_empty()
@@ -874,23 +942,22 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
-        // The agent drew the line that closes a reply, with a question typed ahead: that
-        // question, drawn next, starts the next turn (as after an idle title).
-        if let Some(turn) = &mut self.core.turn
-            && turn.typed_ahead > 0
-            && self
+        // The question typed ahead drawn right under the line that closes a reply (no other
+        // line with text between) is sent: it starts the next turn, as after an idle title.
+        // (Drawn anywhere else, `❯ question` / `⎿ Queued`, it is still waiting.)
+        let after_done = self.core.after_done_line;
+        if !text.trim_ascii().is_empty() {
+            self.core.after_done_line = self
                 .core
                 .preset
                 .done_line()
-                .is_some_and(|d| d.is_match(text))
-        {
-            turn.ends_at_next_question = true;
+                .is_some_and(|d| d.is_match(text));
         }
         if self
             .core
             .turn
             .as_ref()
-            .is_some_and(|t| t.ends_at_next_question)
+            .is_some_and(|t| t.ends_at_next_question || (after_done && t.typed_ahead > 0))
             && self.core.pending.front().is_some_and(|next| {
                 is_echo(&String::from_utf8_lossy(text), std::slice::from_ref(next))
             })
@@ -944,6 +1011,7 @@ impl ViewSink for Feed<'_> {
                 turn.echo_seen = true;
                 return;
             }
+            self.take_questions_sent_along(line.start);
             self.confirm_content(line.start);
         }
         if let Some(turn) = &mut self.core.turn {

@@ -58,14 +58,15 @@ pub(crate) struct InputParser {
 }
 
 impl InputParser {
+    /// The line being typed (keys pressed since the last submit or interrupt).
+    #[cfg(feature = "text")]
+    pub(crate) fn line(&self) -> &str {
+        &self.line
+    }
+
     /// Feeds input bytes, reporting submits and interrupts in order; `true` when the bytes hold
     /// at least one key a person pressed (not only the terminal's own reports). A lone ESC at
     /// the end counts as the Esc key: terminals write their reports whole.
-    /// Whether a line is being typed (keys pressed since the last submit or interrupt).
-    pub(crate) fn typing(&self) -> bool {
-        !self.line.is_empty()
-    }
-
     pub(crate) fn feed(&mut self, bytes: &[u8], mut on_key: impl FnMut(Key)) -> bool {
         let mut pressed = false;
         for &byte in bytes {

@@ -67,7 +67,7 @@ pub(crate) fn render(
         }
     }
     if keys_typed && preset.redraws_live_lines() {
-        drop_stale_copies(&mut kept);
+        drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
     tidy(&kept)
 }
@@ -75,8 +75,15 @@ pub(crate) fn render(
 /// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
 /// a later line repeats or continues (`Slow line 3: one two` before `Slow line 3: one two
 /// three.`). A row that wrapped where an echoed key overflowed it holds several such copies,
-/// each padded to the width: it goes when every one of them is stale.
-fn drop_stale_copies(lines: &mut Vec<&str>) {
+/// each padded to the width: it goes when every one of them is stale. A line that begins with
+/// a question typed ahead (`typed`) is its echo, drawn over whatever the row held.
+fn drop_stale_copies(lines: &mut Vec<&str>, typed: &[String]) {
+    lines.retain(|line| {
+        let line = line.trim_start();
+        !typed
+            .iter()
+            .any(|input| !input.trim().is_empty() && line.starts_with(input.trim()))
+    });
     let mut later: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     let mut stale = vec![false; lines.len()];
     for (i, line) in lines.iter().enumerate().rev() {
@@ -317,6 +324,7 @@ mod tests {
             "Line 1: done.",
             &wrapped,
             "Line 2: one two three^C",
+            "nextodel",
             "Line 1: done.",
             "",
             "Line 2: one two three four.",

@@ -264,6 +264,21 @@ fn a_frame_that_is_never_closed_does_not_hold_the_turn() {
 }
 
 #[test]
+fn a_key_a_dialog_took_does_not_count_as_typing_when_the_idle_screen_ends_the_turn() {
+    // Claude Code under tmux: no status title after the first, its footer says when it is idle.
+    let mut s = Session::new(Preset::named("claude").unwrap());
+    s.out("\x1b]0;✳ Claude Code\x07❯\u{a0}\r\n  ⏵⏵ auto mode on\r\n".as_bytes());
+    s.input(b"do it\r");
+    s.out("\x1b[2J\x1b[H❯ do it\r\n● Bash(touch x)\r\n❯ 1. Yes\r\n  2. No\r\n  ⏵⏵ auto mode on · esc to interrupt\r\n".as_bytes());
+    // `1` answers the dialog without Enter: the dialog takes it, the input box never shows it.
+    s.input(b"1");
+    s.out("\x1b[2J\x1b[H❯ do it\r\n● Done.\r\n\r\n❯\u{a0}\r\n  ⏵⏵ auto mode on\r\n".as_bytes());
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].text(), "● Done.");
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
