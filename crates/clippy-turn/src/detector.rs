@@ -419,6 +419,7 @@ impl Core {
             return;
         }
         let typed_ahead = self.is_typed_ahead(&input, line);
+        let require_busy = self.preset.require_busy();
         let continuation = self
             .turn
             .as_ref()
@@ -426,8 +427,11 @@ impl Core {
             && self.is_continuation(&input, line);
         match &mut self.turn {
             // A line typed ahead that the program never ran (it was read as the answer to a
-            // question, or discarded): the agent is at its prompt, and this line is the turn's.
-            Some(turn) if turn.queued && turn.lines_seen == 0 => {
+            // question, or discarded: a TUI drops what was typed while it started): the agent
+            // is at its prompt, and this line is the turn's.
+            Some(turn)
+                if turn.queued && (turn.lines_seen == 0 || (require_busy && !turn.busy_seen)) =>
+            {
                 turn.inputs = vec![input];
                 turn.queued = false;
                 turn.skip_line = true;

@@ -279,6 +279,25 @@ fn a_key_a_dialog_took_does_not_count_as_typing_when_the_idle_screen_ends_the_tu
 }
 
 #[test]
+fn a_question_a_tui_dropped_at_start_up_gives_way_to_the_next() {
+    let mut s = Session::new(Preset::named("gemini").unwrap());
+    s.out("Gemini CLI v0.61.0\r\n".as_bytes());
+    // Typed before the agent is ready: it waits, and the agent never runs it.
+    s.input(b"too early\r");
+    s.out(
+        "\x1b]0;◇  Ready\x07\x1b[2J\x1b[HGemini CLI v0.61.0\r\n\r\n > Type your message\r\n"
+            .as_bytes(),
+    );
+    s.input(b"what is the capital\r");
+    s.out("\x1b]0;✦  Working\x07\x1b[2J\x1b[H > what is the capital\r\n\r\n⠋ Thinking (esc to cancel)\r\n".as_bytes());
+    s.out("\x1b[2J\x1b[H > what is the capital\r\n\r\n✦ Paris.\r\n\r\n > Type your message\r\n\x1b]0;◇  Ready\x07".as_bytes());
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].input, "what is the capital");
+    assert_eq!(turns[0].text(), "✦ Paris.");
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
