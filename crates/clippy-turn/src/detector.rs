@@ -280,10 +280,7 @@ impl TurnDetector {
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
         #[cfg(feature = "text")]
-        if !feed.core.typing(self.input.line()) {
-            // (While a person types ahead, the agent hides its busy hints.)
-            feed.check_idle_screen(end);
-        }
+        feed.check_idle_screen(end, self.input.line());
         feed.core.offset = end;
         self.core.events.drain(..)
     }
@@ -744,18 +741,23 @@ impl Feed<'_> {
     }
 
     /// An agent that redraws its footer in place and may set no status title (Claude Code under
-    /// tmux) is idle when, once it was busy, the screen shows its idle footer and no busy line.
-    /// Checked where a chunk of output ends: the frame drawn by then is what a person sees.
+    /// tmux) is idle when, once it was busy, the screen shows its idle footer and no busy line,
+    /// and nobody is typing (`typed`: it hides its busy hints then). Checked where a chunk of
+    /// output ends: the frame drawn by then is what a person sees.
     #[cfg(feature = "text")]
-    fn check_idle_screen(&mut self, end: u64) {
+    fn check_idle_screen(&mut self, end: u64, typed: &str) {
         let core = &mut *self.core;
-        let (Some(idle), Some(busy)) = (core.preset.idle_line(), core.preset.busy_line()) else {
+        let preset = Arc::clone(&core.preset);
+        let (Some(idle), Some(busy)) = (preset.idle_line(), preset.busy_line()) else {
             return;
         };
         if core.phase != Phase::Busy
             || core.osc_busy
             || !core.turn.as_ref().is_some_and(|t| t.busy_seen)
         {
+            return;
+        }
+        if core.typing(typed) {
             return;
         }
         let screen = core.screen.snapshot(0);
