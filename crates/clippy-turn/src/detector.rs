@@ -417,11 +417,11 @@ impl Core {
         }
         let typed_ahead = self.is_typed_ahead(&input, line);
         let require_busy = self.preset.require_busy();
-        let continuation = self
-            .turn
-            .as_ref()
-            .is_some_and(|turn| turn.content_start.is_none())
-            && self.is_continuation(&input, line);
+        let continuation = self.preset.continuation_lines()
+            && self
+                .turn
+                .as_ref()
+                .is_some_and(|turn| turn.content_start.is_none());
         match &mut self.turn {
             // A line typed ahead that the program never ran (it was read as the answer to a
             // question, or discarded: a TUI drops what was typed while it started): the agent
@@ -500,17 +500,6 @@ impl Core {
     fn typing(&mut self, line: &str) -> bool {
         let line = line.trim();
         !line.is_empty() && (self.preset.osc_idle().is_none() || self.shown_on_prompt_row(line))
-    }
-
-    /// Whether a line submitted before the turn's output began continues its input: the row it
-    /// was typed on shows nothing else, or only a continuation prompt (`... `, `   ...> `, `> `).
-    /// A row with words on it is the agent's (aider's `Waiting for model` spinner, drawn with
-    /// backspaces, so the line view sees no output yet): the line is a question typed ahead.
-    fn is_continuation(&mut self, input: &str, line: &[u8]) -> bool {
-        let row = self.cursor_row(line);
-        let row = row.trim_end();
-        let before = row.strip_suffix(input.trim()).unwrap_or(row);
-        !before.chars().any(char::is_alphabetic)
     }
 
     /// The submitted line as a TUI's input line shows it: keys the agent took for itself before

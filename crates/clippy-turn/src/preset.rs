@@ -46,6 +46,12 @@ pub struct PresetSpec {
     /// its own after the running one (Claude Code, Gemini CLI, aider, shells, REPLs); false
     /// where the agent folds it into the running turn (Codex).
     pub queues_typed_ahead: bool,
+    /// A line submitted before the program's output began belongs to the running turn's input
+    /// (a REPL's multi-line statement, a shell's open quote; Codex folds it into the running
+    /// turn): true for shells, REPLs and Codex; false where every line is a question of its own
+    /// (aider, whose `Waiting for model` spinner is not output the line view sees, Claude Code,
+    /// Gemini CLI).
+    pub continuation_lines: bool,
     /// When true, a turn only ends after a busy signal was seen since the input was submitted.
     ///
     /// For TUIs that repaint their idle screen right after a submit, before going busy.
@@ -74,6 +80,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: true,
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
@@ -89,6 +96,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: true,
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
@@ -104,6 +112,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: true,
         require_busy: false,
         chrome: Some(r"^\.\.\.\s*$"),
         redraws_live_lines: false,
@@ -119,6 +128,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: true,
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
@@ -134,8 +144,9 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: false,
         require_busy: false,
-        chrome: Some(r"^Tokens: \S+ sent, \S+ received"),
+        chrome: Some(r"^Tokens: \S+ sent, \S+ received|^[\s░█]*Waiting for \S+\s*$"),
         redraws_live_lines: true,
     },
     PresetSpec {
@@ -151,6 +162,7 @@ pub const PRESETS: &[PresetSpec] = &[
         // Its `state=done` comes before the frame that draws the reply's end: it only arms.
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: false,
         require_busy: true,
         chrome: Some(
             r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|Press Ctrl-C again to exit|tmux focus-events off|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
@@ -168,6 +180,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: Some(r"^7501;.*state=(?:working|blocked)"),
         osc_done: Some(r"^7501;.*state=done"),
         queues_typed_ahead: false,
+        continuation_lines: true,
         require_busy: true,
         chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ )"),
         redraws_live_lines: false,
@@ -183,6 +196,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: Some(r"^[02];✦"),
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: false,
         require_busy: true,
         chrome: Some(
             r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press|Press Ctrl\+C again to exit)|\s(?:no sandbox|sandbox-exec)\s",
@@ -203,6 +217,7 @@ pub struct Preset {
     osc_busy: Option<Regex>,
     osc_done: Option<Regex>,
     queues_typed_ahead: bool,
+    continuation_lines: bool,
     require_busy: bool,
     chrome: Option<Regex>,
     redraws_live_lines: bool,
@@ -250,6 +265,7 @@ impl Preset {
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
             osc_done: spec.osc_done.map(|p| compile("OSC done", p)).transpose()?,
             queues_typed_ahead: spec.queues_typed_ahead,
+            continuation_lines: spec.continuation_lines,
             require_busy: spec.require_busy,
             chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
             redraws_live_lines: spec.redraws_live_lines,
@@ -275,6 +291,7 @@ impl Preset {
             osc_busy: None,
             osc_done: None,
             queues_typed_ahead: true,
+            continuation_lines: true,
             require_busy: false,
             chrome: None,
             redraws_live_lines: false,
@@ -314,6 +331,10 @@ impl Preset {
 
     pub(crate) fn osc_done(&self) -> Option<&Regex> {
         self.osc_done.as_ref()
+    }
+
+    pub(crate) fn continuation_lines(&self) -> bool {
+        self.continuation_lines
     }
 
     pub(crate) fn queues_typed_ahead(&self) -> bool {

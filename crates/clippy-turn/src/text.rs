@@ -76,13 +76,16 @@ pub(crate) fn render(
 /// a later line repeats or continues (`Slow line 3: one two` before `Slow line 3: one two
 /// three.`). A row that wrapped where an echoed key overflowed it holds several such copies,
 /// each padded to the width: it goes when every one of them is stale. A line that begins with
-/// a question typed ahead (`typed`) is its echo, drawn over whatever the row held.
+/// a question typed ahead (`typed`), or is a piece of one, is its echo, drawn over whatever the
+/// row held.
 fn drop_stale_copies(lines: &mut Vec<&str>, typed: &[String]) {
     lines.retain(|line| {
-        let line = line.trim_start();
-        !typed
-            .iter()
-            .any(|input| !input.trim().is_empty() && line.starts_with(input.trim()))
+        let line = line.trim();
+        line.is_empty()
+            || !typed
+                .iter()
+                .map(|input| input.trim())
+                .any(|input| !input.is_empty() && (line.starts_with(input) || input.contains(line)))
     });
     let mut later: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     let mut stale = vec![false; lines.len()];
@@ -325,6 +328,7 @@ mod tests {
             &wrapped,
             "Line 2: one two three^C",
             "nextodel",
+            "ext",
             "Line 1: done.",
             "",
             "Line 2: one two three four.",

@@ -154,6 +154,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        continuation_lines: true,
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
