@@ -393,6 +393,15 @@ impl Screen {
         self.recording.is_some()
     }
 
+    /// Whether `line` (trailing spaces aside) was on screen or in recent history when the
+    /// recording in progress began: old transcript redrawn, not something new.
+    pub fn was_before(&self, line: &str) -> bool {
+        let line = line.trim_end();
+        self.recording
+            .as_ref()
+            .is_some_and(|recording| recording.before.iter().any(|b| b.trim_end() == line))
+    }
+
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();

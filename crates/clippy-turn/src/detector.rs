@@ -475,6 +475,20 @@ impl Core {
         !asked
     }
 
+    /// Whether `line` was on screen or in recent history when the running turn began (old
+    /// transcript that the agent draws again). Without the screen (no `text` feature), never.
+    fn was_before(&mut self, line: &[u8]) -> bool {
+        #[cfg(feature = "text")]
+        {
+            self.screen.was_before(&String::from_utf8_lossy(line))
+        }
+        #[cfg(not(feature = "text"))]
+        {
+            let _ = line;
+            false
+        }
+    }
+
     /// Whether a screen row shows `input` behind a prompt or bullet (its echo). Without the
     /// screen (no `text` feature), never.
     fn shows_echo(&mut self, input: &str) -> bool {
@@ -937,16 +951,18 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
-        // The question typed ahead drawn right under the line that closes a reply (no other
+        // The question typed ahead drawn right under the line that closes this reply (no other
         // line with text between) is sent: it starts the next turn, as after an idle title.
-        // (Drawn anywhere else, `❯ question` / `⎿ Queued`, it is still waiting.)
+        // (Drawn anywhere else, `❯ question` / `⎿ Queued`, it is still waiting; under an older
+        // reply's done line, redrawn, it is an older question.)
         let after_done = self.core.after_done_line;
         if !text.trim_ascii().is_empty() {
             self.core.after_done_line = self
                 .core
                 .preset
                 .done_line()
-                .is_some_and(|d| d.is_match(text));
+                .is_some_and(|d| d.is_match(text))
+                && !self.core.was_before(text);
         }
         if self
             .core

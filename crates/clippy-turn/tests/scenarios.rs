@@ -299,6 +299,45 @@ fn a_question_a_tui_dropped_at_start_up_gives_way_to_the_next() {
 }
 
 #[test]
+fn a_question_typed_ahead_is_sent_under_this_replys_done_line_not_an_older_one() {
+    // Claude Code under tmux: no status titles; its footer and `✻ … · done` lines say the rest.
+    let mut s = Session::new(Preset::named("claude").unwrap());
+    let idle = "❯\u{a0}\r\n  ⏵⏵ auto mode on\r\n";
+    let busy = "✽ Working…\r\n  ⏵⏵ auto mode on · esc to interrupt\r\n";
+    s.out(format!("\x1b]0;✳ Claude Code\x07{idle}").as_bytes());
+    let old = "● X.\r\n✻ Baked for 1s · done 10:00 AM\r\n❯ q\r\n● A.\r\n✻ Brewed for 1s · done 10:00 AM\r\n";
+    s.input(b"q\r");
+    s.out(
+        format!("\x1b[2J\x1b[H● X.\r\n✻ Baked for 1s · done 10:00 AM\r\n❯ q\r\n{busy}").as_bytes(),
+    );
+    s.out(format!("\x1b[2J\x1b[H{old}{idle}").as_bytes());
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+    s.input(b"story\r");
+    s.out(format!("\x1b[2J\x1b[H{old}❯ story\r\n● Line 1\r\n{busy}❯\u{a0}q\r\n").as_bytes());
+    // `q` again, typed ahead while the story streams.
+    s.input(b"q\r");
+    s.out(
+        format!(
+            "\x1b[2J\x1b[H{old}❯ story\r\n● Line 1\r\n  Line 2\r\n❯ q\r\n  ⎿  Queued\r\n{busy}"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(
+        s.turns().len(),
+        1,
+        "an older done line over an older `❯ q` sends nothing"
+    );
+    s.out(format!("\x1b[2J\x1b[H{old}❯ story\r\n● Line 1\r\n  Line 2\r\n  Line 3\r\n✻ Churned for 9s · done 10:01 AM\r\n❯ q\r\n{busy}").as_bytes());
+    s.out(format!("\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n  Line 2\r\n  Line 3\r\n✻ Churned for 9s · done 10:01 AM\r\n❯ q\r\n● A.\r\n✻ Baked for 1s · done 10:01 AM\r\n{idle}").as_bytes());
+    let turns = s.turns();
+    assert_eq!(turns.len(), 3, "{:?}", s.events);
+    assert_eq!(turns[1].input, "story");
+    assert_eq!(turns[1].text(), "● Line 1\n  Line 2\n  Line 3");
+    assert_eq!(turns[2].input, "q");
+    assert_eq!(turns[2].text(), "● A.");
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
