@@ -353,7 +353,7 @@ impl Sink {
                 }
             }
             SessionEvent::SpoolFailed(reason) => {
-                eprintln!("\r\nclippy-session: spool: {reason} (the session goes on)\r");
+                notice(&format!("spool: {reason} (the session goes on)"));
             }
             SessionEvent::Ended => {}
         }
@@ -425,8 +425,18 @@ impl Sink {
         let mut record = serde_json::to_vec(&line).unwrap_or_default();
         record.push(b'\n');
         if let Err(e) = file.write_all(&record) {
-            eprintln!("\r\nclippy-session: cannot write the turn log: {e}\r");
+            notice(&format!("cannot write the turn log: {e}"));
             self.log = None;
         }
     }
+}
+
+/// Tells the user something on the terminal the session's output goes to, on a line of its
+/// own, in one write: the relay writes the program's output from another thread, and a notice
+/// written in pieces could be split by it.
+fn notice(message: &str) {
+    use std::io::Write as _;
+    let line = format!("\r\nclippy-session: {message}\r\n");
+    // Nowhere to report a terminal that cannot be written to.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
