@@ -210,6 +210,10 @@ struct Running {
     /// The agent said idle (OSC) but draws the rest of its frame after saying so: the turn ends
     /// at its next prompt line, or at the next input.
     idle_armed: bool,
+    /// An agent whose turns end with a done mark said idle without one (Codex after Ctrl+C):
+    /// it redraws only what changed, perhaps not its prompt line, so the turn ends with the
+    /// chunk of output that said so (and the frame it is drawing).
+    ends_with_chunk: bool,
     exit_code: Option<i32>,
     /// The turn was started from a line typed ahead, not by a submit at its prompt.
     queued: bool,
@@ -279,6 +283,9 @@ impl TurnDetector {
         // turn buffer are brought up to there first, then past it.
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
+        if feed.core.turn.as_ref().is_some_and(|t| t.ends_with_chunk) {
+            feed.finish(end);
+        }
         #[cfg(feature = "text")]
         feed.check_idle_screen(end, self.input.line());
         feed.core.offset = end;
@@ -602,6 +609,7 @@ impl Core {
             interrupted: false,
             end_mark: None,
             idle_armed: false,
+            ends_with_chunk: false,
             exit_code: None,
             queued: false,
             lines_seen: 0,
@@ -1085,6 +1093,7 @@ impl ViewSink for Feed<'_> {
                     if preset.prompt().is_some() && !done {
                         if let Some(turn) = &mut self.core.turn {
                             turn.idle_armed = true;
+                            turn.ends_with_chunk = preset.osc_done().is_some();
                         }
                     } else {
                         self.finish(start);

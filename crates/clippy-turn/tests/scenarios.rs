@@ -253,6 +253,24 @@ fn a_turn_that_ends_inside_a_synchronized_frame_ends_with_the_frame() {
 }
 
 #[test]
+fn codex_interrupted_ends_with_its_idle_mark_even_without_redrawing_its_prompt() {
+    let mut s = Session::new(Preset::named("codex").unwrap());
+    s.out(b"\x1b]7501;state=idle\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba \x1b[?2026l");
+    s.input(b"tell me\r");
+    s.out(b"\x1b]7501;state=working\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba tell me\r\n\xe2\x80\xa2 Slow line 1\x1b[?2026l");
+    s.input(b"\x03");
+    // Only the changed row is drawn, then the idle mark; the composer is not drawn again.
+    s.out(b"\x1b[?2026h\x1b[3;1H\xe2\x96\xa0 Conversation interrupted\x1b[?2026l\x1b]7501;state=idle\x1b\\");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert!(turns[0].interrupted);
+    assert_eq!(
+        turns[0].text(),
+        "\u{2022} Slow line 1\n\u{25a0} Conversation interrupted"
+    );
+}
+
+#[test]
 fn a_frame_that_is_never_closed_does_not_hold_the_turn() {
     let mut s = Session::new(Preset::named("codex").unwrap());
     s.out(b"\x1b]7501;state=idle\x1b\\");
