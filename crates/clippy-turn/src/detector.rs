@@ -515,12 +515,28 @@ impl Core {
         }
     }
 
-    /// Whether a person is typing a line: keys typed since the last submit, still shown where
-    /// they were typed. Keys a TUI took for a dialog (Claude Code's `1` for "Yes") are not.
+    /// Whether a person is typing a line: keys typed since the last submit that a TUI's input
+    /// line shows, or part of them (it may not have drawn the last keys yet). Keys a TUI took
+    /// for a dialog (Claude Code's `1` for "Yes", its input line still empty) are not.
     #[cfg(feature = "text")]
     fn typing(&mut self, line: &str) -> bool {
         let line = line.trim();
-        !line.is_empty() && (self.preset.osc_idle().is_none() || self.shown_on_prompt_row(line))
+        if line.is_empty() {
+            return false;
+        }
+        let Some(prompt) = self
+            .preset
+            .prompt()
+            .filter(|_| self.preset.osc_idle().is_some())
+        else {
+            return true;
+        };
+        self.screen.snapshot(0).lines.iter().any(|row| {
+            prompt.find(row.as_bytes()).is_some_and(|at| {
+                let shown = row.get(at.end()..).unwrap_or_default().trim();
+                !shown.is_empty() && (line.starts_with(shown) || shown.starts_with(line))
+            })
+        })
     }
 
     /// The submitted line as a TUI's input line shows it: keys the agent took for itself before

@@ -356,6 +356,25 @@ fn a_question_typed_ahead_is_sent_under_this_replys_done_line_not_an_older_one()
 }
 
 #[test]
+fn typing_ahead_holds_the_idle_screen_check_while_the_tui_is_still_drawing_the_keys() {
+    let mut s = Session::new(Preset::named("claude").unwrap());
+    s.out("\x1b]0;✳ Claude Code\x07❯\u{a0}\r\n  ⏵⏵ auto mode on\r\n".as_bytes());
+    s.input(b"story\r");
+    s.out("\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n✽ Working…\r\n❯\u{a0}\r\n  ⏵⏵ auto mode on · esc to interrupt\r\n".as_bytes());
+    // A person types ahead; the agent hides its busy hints and has drawn only part of the keys.
+    s.input(b"what is");
+    s.out(
+        "\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n  Line 2\r\n❯\u{a0}what i\r\n  ⏵⏵ auto mode on\r\n"
+            .as_bytes(),
+    );
+    assert!(
+        s.turns().is_empty(),
+        "the story is still being told: {:?}",
+        s.events
+    );
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
