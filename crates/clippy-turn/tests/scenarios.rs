@@ -228,12 +228,29 @@ fn an_idle_osc_arms_and_the_prompt_line_completes() {
     assert_eq!(turns[0].text(), "● Hi there.");
 }
 
-#[test]
-fn a_turn_that_ends_inside_a_synchronized_frame_ends_with_the_frame() {
+/// Codex, ready, streaming the first line of its answer to `tell me` in a synchronized frame.
+fn codex_telling_a_story() -> Session {
     let mut s = Session::new(Preset::named("codex").unwrap());
     s.out(b"\x1b]7501;state=idle\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba \x1b[?2026l");
     s.input(b"tell me\r");
     s.out(b"\x1b]7501;state=working\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba tell me\r\n\xe2\x80\xa2 Slow line 1\x1b[?2026l");
+    s
+}
+
+/// One interrupted turn: the streamed line and Codex's notice.
+fn assert_interrupted_with_its_notice(s: &Session) {
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert!(turns[0].interrupted);
+    assert_eq!(
+        turns[0].text(),
+        "\u{2022} Slow line 1\n\u{25a0} Conversation interrupted"
+    );
+}
+
+#[test]
+fn a_turn_that_ends_inside_a_synchronized_frame_ends_with_the_frame() {
+    let mut s = codex_telling_a_story();
     // Ctrl+C: Codex says done, then draws its notice in the same frame.
     s.input(b"\x03");
     s.out(b"\x1b[?2026h\x1b]7501;state=done\x1b\\\x1b[3;1H\xe2\x96\xa0 Conversation interrupted");
@@ -243,31 +260,16 @@ fn a_turn_that_ends_inside_a_synchronized_frame_ends_with_the_frame() {
         s.events
     );
     s.out(b"\x1b[?2026l");
-    let turns = s.turns();
-    assert_eq!(turns.len(), 1);
-    assert!(turns[0].interrupted);
-    assert_eq!(
-        turns[0].text(),
-        "\u{2022} Slow line 1\n\u{25a0} Conversation interrupted"
-    );
+    assert_interrupted_with_its_notice(&s);
 }
 
 #[test]
 fn codex_interrupted_ends_with_its_idle_mark_even_without_redrawing_its_prompt() {
-    let mut s = Session::new(Preset::named("codex").unwrap());
-    s.out(b"\x1b]7501;state=idle\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba \x1b[?2026l");
-    s.input(b"tell me\r");
-    s.out(b"\x1b]7501;state=working\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba tell me\r\n\xe2\x80\xa2 Slow line 1\x1b[?2026l");
+    let mut s = codex_telling_a_story();
     s.input(b"\x03");
     // Only the changed row is drawn, then the idle mark; the composer is not drawn again.
     s.out(b"\x1b[?2026h\x1b[3;1H\xe2\x96\xa0 Conversation interrupted\x1b[?2026l\x1b]7501;state=idle\x1b\\");
-    let turns = s.turns();
-    assert_eq!(turns.len(), 1, "{:?}", s.events);
-    assert!(turns[0].interrupted);
-    assert_eq!(
-        turns[0].text(),
-        "\u{2022} Slow line 1\n\u{25a0} Conversation interrupted"
-    );
+    assert_interrupted_with_its_notice(&s);
 }
 
 #[test]
