@@ -4,14 +4,17 @@
 //!
 //! Input layout: `[preset, limit, record…]`. `preset` picks among `clippy_turn::PRESETS`;
 //! `limit` sets `max_turn_bytes` to `16 << (limit % 9)` (16 B … 4 KiB, so truncation is
-//! reached). Each record is `[header, len, len bytes…]`: header ≥ 0xC0 resizes the screen to
-//! `len` × `header & 0x3F` columns × rows (no bytes follow); otherwise its low bit says output
-//! (0) or input (1). A short last record takes what is left.
+//! reached) and the agent hooks mode to `(limit / 9) % 3` (off, on, only). Each record is
+//! `[header, len, len bytes…]`: header ≥ 0xC0 resizes the screen to `len` × `header & 0x3F`
+//! columns × rows (no bytes follow); 0xA0–0xBF is the agent's word (`feed_agent`): bit 0 a turn
+//! end whose message is the bytes (none when there are none), else a prompt; 0x80–0x9F
+//! `settle()` (no bytes follow); otherwise the low bit says output (0) or input (1). A short
+//! last record takes what is left.
 #![no_main]
 
 use std::sync::LazyLock;
 
-use clippy_turn::{DetectorConfig, Event, PRESETS, Preset, TurnDetector};
+use clippy_turn::{AgentHooks, AgentSignal, DetectorConfig, Event, PRESETS, Preset, TurnDetector};
 use libfuzzer_sys::fuzz_target;
 
 /// Compiled once: compiling the regexes on every run would dominate the run time.
@@ -29,7 +32,12 @@ fuzz_target!(|data: &[u8]| {
     let mut records = records;
     let preset = COMPILED[usize::from(*preset) % COMPILED.len()].clone();
     let max = 16usize << (limit % 9);
-    let mut detector = TurnDetector::new(DetectorConfig::new(preset).max_turn_bytes(max));
+    let hooks = [AgentHooks::Off, AgentHooks::On, AgentHooks::Only][usize::from(limit / 9) % 3];
+    let mut detector = TurnDetector::new(
+        DetectorConfig::new(preset)
+            .max_turn_bytes(max)
+            .agent_hooks(hooks),
+    );
     // Every output byte fed so far: bounded by the fuzz input.
     let mut output = Vec::with_capacity(records.len());
     let mut seq = 0;
@@ -41,9 +49,28 @@ fuzz_target!(|data: &[u8]| {
             records = rest;
             continue;
         }
+        if (0x80..0xA0).contains(header) {
+            let events: Vec<Event> = detector.settle().collect();
+            for event in &events {
+                check(event, &output, max, &mut seq);
+            }
+            records = &records[1..];
+            continue;
+        }
         let (bytes, next) = rest.split_at(usize::from(*len).min(rest.len()));
         records = next;
-        let events: Vec<Event> = if header & 1 == 0 {
+        let events: Vec<Event> = if (0xA0..0xC0).contains(header) {
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            let signal = if header & 1 == 1 {
+                AgentSignal::TurnEnded {
+                    prompts: vec![text.chars().take(8).collect()],
+                    message: (!text.is_empty()).then_some(text),
+                }
+            } else {
+                AgentSignal::PromptSubmitted { prompt: text }
+            };
+            detector.feed_agent(signal).collect()
+        } else if header & 1 == 0 {
             output.extend_from_slice(bytes);
             detector.feed_output(bytes).collect()
         } else {

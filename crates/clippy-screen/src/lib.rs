@@ -393,6 +393,14 @@ impl Screen {
         self.recording.is_some()
     }
 
+    /// The lines on screen and in recent history when the recording in progress began (empty
+    /// when none is in progress), oldest first.
+    pub fn lines_before(&self) -> &[String] {
+        self.recording
+            .as_ref()
+            .map_or(&[], |recording| recording.before.as_slice())
+    }
+
     /// Whether `line` (trailing spaces aside) was on screen or in recent history when the
     /// recording in progress began: old transcript redrawn, not something new.
     pub fn was_before(&self, line: &str) -> bool {

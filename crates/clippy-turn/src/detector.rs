@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::agent::{AgentHooks, AgentSignal, SILENT_TURNS, message_tail};
 use crate::error::TurnError;
 use crate::input::{InputParser, Key};
 use crate::line_view::{Line, LineView, ViewSink};
@@ -29,6 +30,7 @@ pub struct DetectorConfig {
     max_turn_bytes: usize,
     cols: u16,
     rows: u16,
+    agent_hooks: AgentHooks,
 }
 
 impl DetectorConfig {
@@ -39,7 +41,20 @@ impl DetectorConfig {
             max_turn_bytes: DEFAULT_MAX_TURN_BYTES,
             cols: 80,
             rows: 24,
+            agent_hooks: AgentHooks::Off,
         }
+    }
+
+    /// How far turns rest on the agent's own word ([`TurnDetector::feed_agent`]): off by
+    /// default.
+    pub fn agent_hooks(mut self, hooks: AgentHooks) -> Self {
+        self.agent_hooks = hooks;
+        self
+    }
+
+    /// The preset.
+    pub fn preset(&self) -> &Preset {
+        &self.preset
     }
 
     /// Caps the content kept for one turn; longer turns are cut and marked `truncated`.
@@ -110,6 +125,15 @@ pub enum Event {
     /// mouse reports). Reported once per [`TurnDetector::feed_input`] call, before what the
     /// keys caused.
     KeysPressed,
+    /// One source says the running turn ended and the other has not said so yet (the screen
+    /// shows it idle and the agent's hook has not spoken, or the reverse): the turn waits. A
+    /// caller with a clock calls [`TurnDetector::settle`] if it stays so (clippy-session: 2 s).
+    AwaitingAgreement,
+    /// The agent's hooks and the screen disagreed (counted in a session's `status`).
+    Disagreement {
+        /// What happened, in a sentence.
+        reason: String,
+    },
 }
 
 /// A sans-I/O turn detector: feed it the child's output and the input written to the child,
@@ -182,6 +206,13 @@ struct Core {
     pending: VecDeque<String>,
     /// The last output bytes, at most 2 × `TAIL_BYTES`.
     tail: Vec<u8>,
+    /// How far turns rest on the agent's hooks.
+    hooks: AgentHooks,
+    /// Turns in a row the screen ended with no word from the hooks.
+    silent_turns: u32,
+    /// The last turn ended at the agent's word before the screen said idle: until it does, the
+    /// agent going busy is its screen catching up, not a turn.
+    screen_behind_agent: bool,
     /// The terminal as the agent drew it, fed the same bytes up to the same offset.
     #[cfg(feature = "text")]
     screen: clippy_screen::Screen,
@@ -197,6 +228,15 @@ struct Running {
     /// The echo of the submitted input has been drawn (on the submit's line, or on a line of
     /// its own): from then on a line that is the bare input again is the agent's answer.
     echo_seen: bool,
+    /// The screen said the turn ended; it waits for the agent's word.
+    screen_ended: bool,
+    /// Where the screen said so, and whether the next line typed ahead was drawn there: the
+    /// turn's content ends there whatever ends the wait.
+    screen_end: Option<(u64, bool)>,
+    /// The agent said the turn ended, with its final message when it gave one.
+    agent_done: Option<Option<String>>,
+    /// Input or [`TurnDetector::settle`] ended the wait for agreement: the turn ends.
+    forced: bool,
     /// Offset of `buf[0]`.
     buf_start: u64,
     buf: Vec<u8>,
@@ -255,6 +295,9 @@ impl TurnDetector {
                 submitted: false,
                 pending: VecDeque::new(),
                 tail: Vec::new(),
+                hooks: config.agent_hooks,
+                silent_turns: 0,
+                screen_behind_agent: false,
                 #[cfg(feature = "text")]
                 screen: clippy_screen::Screen::new(config.cols, config.rows),
             },
@@ -283,7 +326,8 @@ impl TurnDetector {
         // turn buffer are brought up to there first, then past it.
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
-        if feed.core.turn.as_ref().is_some_and(|t| t.ends_with_chunk) {
+        if feed.core.turn.as_ref().is_some_and(|t| t.ends_with_chunk) || feed.core.shows_agent_end()
+        {
             feed.finish(end);
         }
         #[cfg(feature = "text")]
@@ -309,11 +353,18 @@ impl TurnDetector {
             feed.finish_then_queued(offset, echoed);
         }
         if !bytes.is_empty()
-            && self.core.turn.as_ref().is_some_and(|t| t.idle_armed)
+            && self
+                .core
+                .turn
+                .as_ref()
+                .is_some_and(|t| t.idle_armed || t.screen_ended)
             && !self.core.dialog_on_screen()
         {
             // The user saw the agent idle and acts on it: the turn ended before this input. (Not
             // when the screen still shows it busy or asking: the input answers a menu.)
+            if let Some(turn) = &mut self.core.turn {
+                turn.forced = true;
+            }
             let offset = self.core.offset;
             let mut feed = Feed {
                 core: &mut self.core,
@@ -339,6 +390,98 @@ impl TurnDetector {
         });
         if pressed {
             self.core.events.insert(first, Event::KeysPressed);
+        }
+        self.core.events.drain(..)
+    }
+
+    /// Feeds what the agent said through its hooks, in order with its output: a prompt it
+    /// sent, or the end of its turn with its own final message. With
+    /// [`DetectorConfig::agent_hooks`] on, the agent's word ends the running turn: at once when
+    /// the screen already shows the end of the message (or said the turn ended), else with the
+    /// first chunk of output that shows it, the screen's own end, input or
+    /// [`TurnDetector::settle`]. The turn then carries the message ([`Turn::message`]).
+    ///
+    /// ```
+    /// use clippy_turn::{AgentHooks, AgentSignal, DetectorConfig, Event, Preset, TurnDetector};
+    ///
+    /// let config = DetectorConfig::new(Preset::named("shell")?).agent_hooks(AgentHooks::On);
+    /// let mut detector = TurnDetector::new(config);
+    /// detector.feed_output(b"$ ").for_each(drop);
+    /// detector.feed_input(b"ask\r").for_each(drop);
+    /// detector.feed_output(b"ask\r\nThe answer is **42**.\r\n").for_each(drop);
+    /// let message = Some("The answer is **42**.".to_owned());
+    /// let ended = AgentSignal::TurnEnded { message, prompts: vec!["ask".into()] };
+    /// let events: Vec<Event> = detector.feed_agent(ended).collect();
+    /// let Some(Event::TurnCompleted(turn)) = events.first() else { panic!("{events:?}") };
+    /// assert_eq!(turn.message.as_deref(), Some("The answer is **42**."));
+    /// assert!(turn.ended_by_agent);
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn feed_agent(&mut self, signal: AgentSignal) -> std::vec::Drain<'_, Event> {
+        let offset = self.core.offset;
+        let core = &mut self.core;
+        core.silent_turns = 0;
+        match signal {
+            AgentSignal::PromptSubmitted { prompt } => match &mut core.turn {
+                Some(turn) if turn.inputs.is_empty() => turn.inputs = vec![prompt],
+                Some(_) => {}
+                // A prompt the keys did not show as submitted (a start-up argument, a paste
+                // the input parser did not take for a submit): its turn begins here.
+                None => {
+                    core.submitted = true;
+                    core.events.push(Event::Submitted {
+                        input: prompt.clone(),
+                    });
+                    core.start_turn(vec![prompt], false, offset);
+                }
+            },
+            AgentSignal::TurnEnded { prompts, .. } if !core.answered(&prompts) => {}
+            AgentSignal::TurnEnded { message, .. } => {
+                if let Some(turn) = &mut core.turn {
+                    let now =
+                        turn.screen_ended || message.as_deref().and_then(message_tail).is_none();
+                    turn.agent_done = Some(message);
+                    let mut feed = Feed {
+                        core,
+                        chunk: &[],
+                        base: offset,
+                    };
+                    if now || feed.core.shows_agent_end() {
+                        feed.finish(offset);
+                    } else {
+                        feed.core.events.push(Event::AwaitingAgreement);
+                    }
+                } else {
+                    core.disagree("the agent ended a turn the screen did not show running");
+                }
+            }
+        }
+        self.core.events.drain(..)
+    }
+
+    /// Ends a turn that waits for agreement ([`Event::AwaitingAgreement`]) now: the caller
+    /// waited long enough for the other source. Counted as a disagreement; after three turns
+    /// in a row the screen ended with no word from the hooks, the hooks are taken as silent
+    /// until the agent speaks again. Does nothing when no turn waits.
+    pub fn settle(&mut self) -> std::vec::Drain<'_, Event> {
+        let offset = self.core.offset;
+        let core = &mut self.core;
+        if let Some(turn) = &mut core.turn
+            && (turn.screen_ended || turn.agent_done.is_some())
+        {
+            turn.forced = true;
+            if turn.agent_done.is_none() {
+                core.silent_turns += 1;
+                core.disagree("the screen showed the turn ended and no hook said so");
+            } else {
+                core.disagree("the agent said its turn ended while the screen did not show it");
+            }
+            let mut feed = Feed {
+                core,
+                chunk: &[],
+                base: offset,
+            };
+            feed.finish(offset);
         }
         self.core.events.drain(..)
     }
@@ -410,12 +553,15 @@ impl Core {
     fn submit(&mut self, input: String, line: &[u8]) {
         let input = self.as_shown(input);
         self.submitted = true;
+        self.screen_behind_agent = false;
         self.events.push(Event::Submitted {
             input: input.clone(),
         });
         // With OSC 133 the shell says when each line runs (`C`); before the first prompt nothing
-        // runs yet. Either way the line waits for its turn.
-        if self.osc133 || (self.phase == Phase::Starting && self.turn.is_none()) {
+        // runs yet. Either way the line waits for its turn. (With the agent's hooks, the agent
+        // says when its turn ends whether or not its prompt was recognised: the line runs now.)
+        let before_ready = self.phase == Phase::Starting && self.hooks == AgentHooks::Off;
+        if self.osc133 || (before_ready && self.turn.is_none()) {
             if self.pending.len() == MAX_PENDING_INPUTS {
                 self.pending.pop_front();
             }
@@ -608,6 +754,81 @@ impl Core {
         }
     }
 
+    /// Whether a turn end for `prompts` is the running turn's: they include its input, or one
+    /// of the two is not known.
+    fn answered(&self, prompts: &[String]) -> bool {
+        let Some(turn) = &self.turn else {
+            return true;
+        };
+        let inputs: Vec<&str> = turn
+            .inputs
+            .iter()
+            .map(|i| i.trim())
+            .filter(|i| !i.is_empty())
+            .collect();
+        if prompts.is_empty() || inputs.is_empty() {
+            return true;
+        }
+        let joined = inputs.join("\n");
+        prompts
+            .iter()
+            .map(|p| p.trim())
+            .any(|p| p == joined || inputs.contains(&p))
+    }
+
+    /// Reports a disagreement between the agent's hooks and the screen.
+    fn disagree(&mut self, reason: &str) {
+        self.events.push(Event::Disagreement {
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// Whether a turn the screen says ended waits for the agent's word instead (reporting
+    /// [`Event::AwaitingAgreement`] when it starts to).
+    fn waits_for_agent(&mut self, end: u64, echoed: bool) -> bool {
+        let listening = match self.hooks {
+            AgentHooks::Off => false,
+            AgentHooks::On => self.silent_turns < SILENT_TURNS,
+            AgentHooks::Only => true,
+        };
+        let Some(turn) = &mut self.turn else {
+            return false;
+        };
+        // Agents run no turn-end hook when interrupted (Claude Code's `Stop` does not fire on
+        // Ctrl+C): the screen decides those.
+        if !listening || turn.agent_done.is_some() || turn.forced || turn.interrupted {
+            return false;
+        }
+        if !turn.screen_ended {
+            turn.screen_ended = true;
+            turn.screen_end = Some((end, echoed));
+            self.events.push(Event::AwaitingAgreement);
+        }
+        true
+    }
+
+    /// Whether the agent said its turn ended and the screen now shows the end of its message: more
+    /// often than when the turn began (the same answer to the same question may still be there).
+    fn shows_agent_end(&mut self) -> bool {
+        let Some(Some(message)) = self.turn.as_ref().and_then(|t| t.agent_done.as_ref()) else {
+            return false;
+        };
+        let Some(tail) = message_tail(message) else {
+            return true;
+        };
+        #[cfg(feature = "text")]
+        {
+            use crate::agent::tail_count;
+            let before = tail_count(self.screen.lines_before(), &tail);
+            tail_count(&self.screen.snapshot(0).lines, &tail) > before
+        }
+        #[cfg(not(feature = "text"))]
+        {
+            let _ = tail;
+            false
+        }
+    }
+
     fn start_turn(&mut self, inputs: Vec<String>, skip_line: bool, at: u64) {
         #[cfg(feature = "text")]
         self.screen.begin_recording();
@@ -617,6 +838,10 @@ impl Core {
             inputs,
             skip_line,
             echo_seen: false,
+            screen_ended: false,
+            screen_end: None,
+            agent_done: None,
+            forced: false,
             buf_start: at,
             buf: Vec::new(),
             content_start: None,
@@ -844,6 +1069,16 @@ impl Feed<'_> {
     /// [`Feed::finish`], where `echoed` says the next line typed ahead is drawn on the prompt
     /// line that ends this turn.
     fn finish_then_queued(&mut self, end: u64, echoed: bool) {
+        if self.core.waits_for_agent(end, echoed) {
+            return;
+        }
+        let echoed = echoed
+            || self
+                .core
+                .turn
+                .as_ref()
+                .and_then(|t| t.screen_end)
+                .is_some_and(|(_, echoed)| echoed);
         // Ending in the middle of a synchronized frame would cut what it draws next (Codex says
         // idle, then draws `■ Conversation interrupted` in the same frame): the turn ends with it.
         if self.core.frame_open && self.core.turn.is_some() {
@@ -869,8 +1104,23 @@ impl Feed<'_> {
         core.line_veto = false;
         #[cfg(feature = "text")]
         let recorded = core.screen.finish_recording();
-        let end = turn.end_mark.unwrap_or(end);
-        if let Some(start) = turn.content_start.filter(|&s| turn.saw_text && s < end) {
+        let end = turn
+            .end_mark
+            .or(turn.screen_end.map(|(at, _)| at))
+            .unwrap_or(end);
+        let ended_by_agent = turn.agent_done.is_some();
+        let message = turn.agent_done.take().flatten();
+        if ended_by_agent && !turn.forced {
+            core.silent_turns = 0;
+        }
+        core.screen_behind_agent = ended_by_agent && !turn.screen_ended;
+        // A turn whose text the screen never showed still has the agent's message to keep.
+        let start = match turn.content_start {
+            Some(start) if turn.saw_text => Some(start),
+            _ if message.is_some() => Some(turn.buf_start),
+            _ => None,
+        };
+        if let Some(start) = start.filter(|&s| s < end || message.is_some()) {
             let from = (start - turn.buf_start) as usize;
             let to = ((end - turn.buf_start) as usize).min(turn.buf.len());
             let mut content = std::mem::take(&mut turn.buf);
@@ -892,6 +1142,8 @@ impl Feed<'_> {
                 truncated,
                 exit_code: turn.exit_code,
                 cwd: core.cwd.clone(),
+                message,
+                ended_by_agent,
                 #[cfg(feature = "text")]
                 text: {
                     // The questions typed ahead, shown queued under the reply, are echo too.
@@ -1081,8 +1333,11 @@ impl ViewSink for Feed<'_> {
                 // not parse, or an agent-initiated action): its output is still a turn. Before
                 // anything was submitted it is the agent starting up (Codex works once after its
                 // first idle mark): no turn.
+                // Nor is its screen catching up after the agent said its turn ended (Claude Code
+                // draws one more busy title before its idle one).
                 None if self.core.phase == Phase::Idle
                     && self.core.submitted
+                    && !self.core.screen_behind_agent
                     && preset.osc_idle().is_some() =>
                 {
                     self.sync(end);
@@ -1100,6 +1355,7 @@ impl ViewSink for Feed<'_> {
             self.core.osc_status = true;
             self.core.osc_busy = false;
             self.core.line_veto = false;
+            self.core.screen_behind_agent = false;
             let done = preset
                 .osc_done()
                 .is_some_and(|d| d.is_match(payload.as_bytes()));

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod agent;
 mod detector;
 mod error;
 mod input;
@@ -43,6 +44,7 @@ mod preset;
 mod text;
 mod turn;
 
+pub use agent::{AgentHooks, AgentSignal};
 #[cfg(feature = "text")]
 pub use clippy_screen::Snapshot;
 pub use detector::{DEFAULT_MAX_TURN_BYTES, DetectorConfig, Event, Phase, TurnDetector};

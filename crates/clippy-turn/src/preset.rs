@@ -199,7 +199,7 @@ pub const PRESETS: &[PresetSpec] = &[
         continuation_lines: false,
         require_busy: true,
         chrome: Some(
-            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press|Press Ctrl\+C again to exit)|\s(?:no sandbox|sandbox-exec)\s",
+            r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press|Press Ctrl\+C again to exit)|^\W*Executing Hooks?: |\s(?:no sandbox|sandbox-exec)\s",
         ),
         redraws_live_lines: false,
     },

@@ -25,6 +25,11 @@ pub struct Turn {
     pub exit_code: Option<i32>,
     /// The working directory last reported by the agent (OSC 7), when known.
     pub cwd: Option<String>,
+    /// The agent's own final message, when its hooks gave one
+    /// ([`TurnDetector::feed_agent`](crate::TurnDetector::feed_agent)).
+    pub message: Option<String>,
+    /// The turn ended at the agent's word (its hook), not at the screen's alone.
+    pub ended_by_agent: bool,
     /// The text view, made from the live screen when the turn ended.
     #[cfg(feature = "text")]
     pub(crate) text: String,
@@ -42,6 +47,8 @@ impl PartialEq for Turn {
             && self.truncated == other.truncated
             && self.exit_code == other.exit_code
             && self.cwd == other.cwd
+            && self.message == other.message
+            && self.ended_by_agent == other.ended_by_agent
     }
 }
 
