@@ -513,6 +513,7 @@ impl FakeWrapper {
             cwd: Some("/home/user/project".to_owned()),
             input: Some("make it faster".to_owned()),
             spool_span: None,
+            message: None,
         };
         let session = self.session.clone();
         match self
@@ -804,6 +805,7 @@ mod tests {
                 cwd: None,
                 input: None,
                 spool_span: None,
+                message_length: None,
             },
             content: content.clone(),
         })

@@ -8,8 +8,8 @@
 //!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
-//!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan and wait-for
-//!   benches (which they write to `target/*-bench.md` themselves).
+//!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for
+//!   and hook benches (which they write to `target/*-bench.md` themselves).
 //! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
 //!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
@@ -239,11 +239,12 @@ fn fuzz(secs: u64, required: bool) -> Result {
 /// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
 /// (which take none); then the three tables.
 /// The benches that write a table of their own, and its file in `target/`.
-const BENCH_TABLES: [(&str, &str); 4] = [
+const BENCH_TABLES: [(&str, &str); 5] = [
     ("wrapper", "wrapper-bench.md"),
     ("broker", "broker-bench.md"),
     ("spool_scan", "spool-scan-bench.md"),
     ("wait_for", "wait-for-bench.md"),
+    ("hook", "hook-bench.md"),
 ];
 
 fn bench(extra: &[String]) -> Result {

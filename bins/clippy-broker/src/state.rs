@@ -29,6 +29,7 @@ use crate::log::Level;
 use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 
 mod events;
+mod hooks;
 mod routing;
 mod screen;
 mod spool_ops;
@@ -605,10 +606,15 @@ impl State {
                     let session = self.resolve(&turn_id)?;
                     self.latest(&session)?
                 };
+                // Exact: a reader who asks for the agent's own message and gets the screen's
+                // text instead could not tell them apart. Relaying falls back instead.
+                let content = format_of(format)
+                    .view(record)
+                    .ok_or_else(|| no_message(record))?;
                 Ok(Outcome::Reply(Message::Turn {
                     id,
                     turn: wire_meta(record.meta()),
-                    content: format_of(format).select(record).to_vec(),
+                    content: content.to_vec(),
                 }))
             }
             Message::Progress {
@@ -829,6 +835,9 @@ impl State {
         if let Some((start, end)) = turn.spool_span {
             record = record.with_spool_span(start, end);
         }
+        if let Some(message) = turn.message {
+            record = record.with_message(message);
+        }
         let outcome = self
             .registry
             .insert(record)
@@ -896,6 +905,8 @@ impl State {
             .sessions
             .get(&session)
             .is_some_and(|entry| entry.info.bracketed_paste);
+        // A message the turn does not have falls back to its text view: relaying never fails
+        // because an agent has no hooks.
         let data = inject_payload(format_of(format).select(record), bracketed);
         Ok(Outcome::Deliver(Delivery::Inject {
             conn,
@@ -998,6 +1009,7 @@ impl State {
                         .ok()
                         .map(|r| r.turn_id().to_string()),
                     bracketed_paste: entry.info.bracketed_paste,
+                    waiting: entry.live.progress.waiting.as_ref().map(|w| w.kind.clone()),
                 }
             })
             .collect()
@@ -1131,7 +1143,20 @@ fn format_of(format: WireFormat) -> Format {
     match format {
         WireFormat::Raw => Format::Raw,
         WireFormat::Text => Format::Text,
+        WireFormat::Message => Format::Message,
     }
+}
+
+/// `get_turn` with `format: message` of a turn whose agent's hooks gave no final message.
+fn no_message(record: &TurnRecord) -> Refusal {
+    refuse(
+        ErrorReason::NoMessage,
+        format!(
+            "turn {} has no final message from the agent's hooks (hooks off, or an agent \
+             without them); use format text (--format text) for what the screen showed",
+            record.turn_id()
+        ),
+    )
 }
 
 fn wire_meta(meta: &TurnMeta) -> WireTurnMeta {
@@ -1145,6 +1170,7 @@ fn wire_meta(meta: &TurnMeta) -> WireTurnMeta {
         cwd: meta.cwd.clone(),
         input: meta.input.clone(),
         spool_span: meta.spool_span,
+        message_length: meta.message_length,
     }
 }
 
@@ -1271,6 +1297,7 @@ mod tests {
             cwd: None,
             input: None,
             spool_span: None,
+            message: None,
         }
     }
 
@@ -1670,6 +1697,7 @@ mod tests {
                 turns: 0,
                 last_turn_id: None,
                 bracketed_paste: false,
+                waiting: None,
             }]
         );
         report(&mut st, w, "aaa", 1, "one");
@@ -1839,6 +1867,7 @@ mod tests {
             cwd: Some("/work".into()),
             input: Some("say hi".into()),
             spool_span: Some((10, 21)),
+            message: Some("**hi**".into()),
         };
         assert_eq!(
             req(
@@ -1871,10 +1900,13 @@ mod tests {
                     cwd: Some("/work".into()),
                     input: Some("say hi".into()),
                     spool_span: Some((10, 21)),
+                    message_length: Some(6),
                 },
                 content: b"\x1b[1mhi\x1b[0m\n".to_vec(),
             }
         );
+        let reply = get_turn(&mut st, client, "aaa:1", WireFormat::Message);
+        assert_eq!(content_of(&reply), ("aaa:1", &b"**hi**"[..]));
     }
 
     #[test]
@@ -2450,6 +2482,151 @@ mod tests {
             },
         );
         assert_eq!(reason, ErrorReason::SessionNotFound);
+    }
+
+    /// `seq` of `session` with an agent's own final message `message` (its text view is
+    /// `text of {content}`).
+    fn report_with_message(
+        st: &mut State,
+        conn: ConnId,
+        session: &str,
+        seq: u64,
+        content: &str,
+        message: &str,
+    ) -> Message {
+        let turn = TurnData {
+            message: Some(message.into()),
+            ..turn_data(seq, content)
+        };
+        req(
+            st,
+            conn,
+            Message::TurnCompleted {
+                id: 3,
+                session: session.into(),
+                turn,
+            },
+        )
+    }
+
+    #[test]
+    fn get_turn_as_message_is_the_agents_own_word_or_a_clear_refusal() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", Some("coder"));
+        let client = connect(&mut st, 2, Role::Client);
+        report_with_message(&mut st, w, "aaa", 1, "\x1b[1mDone\x1b[0m", "**Done.**\n");
+        report(&mut st, w, "aaa", 2, "no hooks here");
+
+        let reply = get_turn(&mut st, client, "coder:1", WireFormat::Message);
+        assert_eq!(content_of(&reply), ("aaa:1", &b"**Done.**\n"[..]));
+        match &reply {
+            Message::Turn { turn, .. } => {
+                assert_eq!(turn.message_length, Some(10));
+                assert_eq!(turn.byte_length, 12, "byte_length stays the raw length");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The other formats of the same turn are unchanged.
+        let text = get_turn(&mut st, client, "aaa:1", WireFormat::Text);
+        assert_eq!(content_of(&text).1, b"text of \x1b[1mDone\x1b[0m");
+
+        // A turn without a message: refused, naming the turn and what to ask instead, for
+        // the latest turn as for a turn id.
+        for arg in ["aaa", "aaa:2"] {
+            let (reason, message) = refused(
+                &mut st,
+                client,
+                Message::GetTurn {
+                    id: 5,
+                    turn_id: arg.into(),
+                    format: WireFormat::Message,
+                },
+            );
+            assert_eq!(reason, ErrorReason::NoMessage, "{arg}");
+            assert!(
+                message.starts_with("turn aaa:2 has no final message"),
+                "{message}"
+            );
+            assert!(message.contains("--format text"), "{message}");
+        }
+        // Its text is still there, and its metadata says it has no message.
+        let text = get_turn(&mut st, client, "aaa:2", WireFormat::Text);
+        assert_eq!(content_of(&text).1, b"text of no hooks here");
+        match &text {
+            Message::Turn { turn, .. } => assert_eq!(turn.message_length, None),
+            other => panic!("{other:?}"),
+        }
+        // Listings carry the message's length.
+        match req(
+            &mut st,
+            client,
+            Message::ListTurns {
+                id: 1,
+                session: "aaa".into(),
+                limit: None,
+            },
+        ) {
+            Message::Turns { turns, .. } => {
+                let lengths: Vec<_> = turns.iter().map(|t| t.message_length).collect();
+                assert_eq!(lengths, [None, Some(10)]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn relaying_a_message_falls_back_to_the_text_when_the_turn_has_none() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "aaa", None);
+        let target = wrapper(&mut st, 2, "bbb", None);
+        let client = connect(&mut st, 3, Role::Client);
+        let injected = |actions: &[Action]| match delivery(actions).0 {
+            Delivery::Inject {
+                conn,
+                message: Message::Inject { data, .. },
+                ..
+            } if *conn == target => data.clone(),
+            other => panic!("{other:?}"),
+        };
+
+        // With a message: the message is pasted, and survives in the relay buffer.
+        report_with_message(&mut st, w, "aaa", 1, "\x1b[2mraw\x1b[0m", "The *answer*.");
+        capture(&mut st, client, "aaa");
+        let actions = paste(&mut st, client, "bbb", WireFormat::Message);
+        assert_eq!(injected(&actions), b"The *answer*.");
+        assert_eq!(
+            st.relay.held_bytes(),
+            11 + 19 + 13,
+            "content, text and message"
+        );
+
+        // Without one: the text view, not an error.
+        report(&mut st, w, "aaa", 2, "plain");
+        capture(&mut st, client, "aaa");
+        let actions = paste(&mut st, client, "bbb", WireFormat::Message);
+        assert_eq!(injected(&actions), b"text of plain");
+
+        // The file and clipboard sinks get the format asked; the sink's `select` falls back.
+        let deliver = |sink: &str, path: Option<&str>| Message::Deliver {
+            id: 9,
+            sink: sink.into(),
+            session: None,
+            path: path.map(Into::into),
+            format: WireFormat::Message,
+        };
+        for msg in [
+            deliver("file", Some("/tmp/out.md")),
+            deliver("clipboard", None),
+        ] {
+            let actions = st.handle(client, msg, NOW);
+            match delivery(&actions).0 {
+                Delivery::File { record, format, .. } | Delivery::Clipboard { record, format } => {
+                    assert_eq!(*format, Format::Message);
+                    assert_eq!(format.select(record), b"text of plain");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

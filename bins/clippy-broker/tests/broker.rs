@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clippy_proto::{
-    Client, ErrorReason, Format, Message, PROTOCOL_VERSION, ProtoError, Role, SessionSummary,
+    Client, ErrorReason, Format, HookStats, Message, PROTOCOL_VERSION, Progress, ProtoError, Role,
+    SessionSummary, TurnData, WaitingState,
 };
 use common::{
     BROKER, Broker, KillOnDrop, Raw, TempDir, Val, WAIT, frame_of, raw_frame, report, session_info,
@@ -94,6 +95,96 @@ fn wait_sessions(client: &mut Client, pred: impl Fn(&[SessionSummary]) -> bool) 
             "sessions never changed as expected"
         );
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_agents_own_message_and_waiting_state_travel_over_the_socket() {
+    let broker = Broker::start(&[]);
+    let mut aaa = broker.wrapper("aaa", Some("coder"), false);
+    let mut bbb = broker.wrapper("bbb", None, false);
+    let mut client = broker.client();
+    let turn = TurnData {
+        message: Some("**Done.** All tests pass.".into()),
+        ..common::turn(1, b"\x1b[1mDone.\x1b[0m", "Done.")
+    };
+    let session = "aaa".to_owned();
+    aaa.request(|id| Message::TurnCompleted { id, session, turn })
+        .expect("turn_completed");
+    report(&mut aaa, "aaa", 2, b"no hooks", "no hooks");
+
+    assert_eq!(
+        get_turn(&mut client, "aaa:1", Format::Message).1,
+        b"**Done.** All tests pass."
+    );
+    let (reason, message) = refused(&mut client, |id| Message::GetTurn {
+        id,
+        turn_id: "coder".into(),
+        format: Format::Message,
+    });
+    assert_eq!(reason, ErrorReason::NoMessage);
+    assert!(message.contains("aaa:2 has no final message"), "{message}");
+
+    // Relaying asks for the message and falls back to the text.
+    capture(&mut client, "aaa");
+    paste(&mut client, "bbb", Format::Message).expect("paste");
+    assert_eq!(next_inject(&mut bbb).1, b"no hooks");
+
+    // A wait reported by the wrapper shows in the status and the listing, and is an event.
+    let waiting = WaitingState {
+        kind: "permission".into(),
+        tool: Some("Bash".into()),
+        input: Some(r#"{"command":"ls"}"#.into()),
+        message: None,
+        since: 1_700_000_000_000,
+    };
+    let progress = Progress {
+        waiting: Some(waiting.clone()),
+        hooks: HookStats {
+            wired: true,
+            reports: 3,
+            ..HookStats::default()
+        },
+        ..Progress::default()
+    };
+    aaa.request(|id| Message::Progress {
+        id,
+        session: "aaa".into(),
+        progress,
+    })
+    .expect("progress");
+    match client
+        .request(|id| Message::SessionStatus {
+            id,
+            session: "coder".into(),
+        })
+        .expect("status")
+    {
+        Message::Status { status, .. } => {
+            assert_eq!(status.waiting, Some(waiting));
+            assert!(status.hooks.wired);
+            assert_eq!(status.hooks.reports, 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        sessions(&mut client)[0].waiting.as_deref(),
+        Some("permission")
+    );
+    match client
+        .request(|id| Message::ListEvents {
+            id,
+            since: None,
+            types: vec!["session.waiting".into()],
+        })
+        .expect("list_events")
+    {
+        Message::Events { events, .. } => {
+            assert_eq!(events.len(), 1, "{events:?}");
+            assert_eq!(events[0].tool.as_deref(), Some("Bash"));
+            assert_eq!(events[0].input.as_deref(), Some(r#"{"command":"ls"}"#));
+        }
+        other => panic!("{other:?}"),
     }
 }
 

@@ -76,7 +76,9 @@ pub enum Command {
         /// A turn id (SESSION:SEQ) or a session.
         #[arg(value_name = "TURN_ID|SESSION")]
         target: String,
-        /// raw: the bytes as the agent wrote them, escapes included; text: the rendered text.
+        /// raw: the bytes as the agent wrote them, escapes included; text: the rendered text;
+        /// message: the agent's own final message from its hooks (a turn without one fails
+        /// with no_message).
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
     },
@@ -102,7 +104,8 @@ pub enum Command {
         /// The session in the focused window (X11) or the active pane (tmux).
         #[arg(long)]
         focused: bool,
-        /// raw: the captured bytes; text: the rendered text.
+        /// raw: the captured bytes; text: the rendered text; message: the agent's own final
+        /// message, or the text when the turn has none.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
     },
@@ -121,7 +124,8 @@ pub enum Command {
         /// The target file (file); a relative path is taken from the current directory.
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
-        /// raw: the captured bytes; text: the rendered text.
+        /// raw: the captured bytes; text: the rendered text; message: the agent's own final
+        /// message, or the text when the turn has none.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
     },
@@ -201,6 +205,60 @@ pub enum Command {
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
+    /// Run by agents' hooks; not for people: hand a hook's payload to its session's wrapper.
+    ///
+    /// Agents run it at each hook event, with the payload on stdin (Claude Code, Gemini CLI)
+    /// or as the last argument (Codex's notify). It sends the payload to the socket in
+    /// $CLIPPY_HOOK_SOCKET, which clippy-session sets for what it wraps, and runs --chain. It
+    /// prints nothing, reads no configuration and exits 0 whatever happens.
+    #[command(override_usage = "clippy-ctl hook AGENT [--chain JSON_ARRAY] [PAYLOAD]")]
+    Hook {
+        /// The agent whose hook runs: claude, codex or gemini.
+        agent: String,
+        /// Also run this program, a JSON array of strings (your own Codex notify), with the
+        /// payload as its last argument.
+        #[arg(long, value_name = "JSON_ARRAY")]
+        chain: Option<String>,
+        /// The payload [default: read from stdin].
+        payload: Option<std::ffi::OsString>,
+    },
+    /// Keep clippy's hooks in the agents' own settings files, for agents started without
+    /// clippy-session's own wiring (e.g. typed into a wrapped shell).
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+}
+
+/// `hooks …`.
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Add clippy's hooks to AGENT's user settings (~/.claude/settings.json,
+    /// ~/.codex/config.toml, ~/.gemini/settings.json), keeping the file as it was in
+    /// FILE.clippy-backup.
+    Install {
+        /// The agent.
+        #[arg(value_enum)]
+        agent: AgentArg,
+    },
+    /// Remove clippy's hooks from AGENT's user settings: the file as it was before install
+    /// when nothing else changed, else everything but clippy's entries.
+    Uninstall {
+        /// The agent.
+        #[arg(value_enum)]
+        agent: AgentArg,
+    },
+    /// For each agent: its settings file and whether clippy's hooks are in it.
+    Status,
+}
+
+/// An agent whose hooks clippy installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
 }
 
 /// Key bindings on the command line; each overrides its `[hotkeys]` key. `""` unbinds.
@@ -349,7 +407,8 @@ pub enum RouteCommand {
         /// The template as text.
         #[arg(long, value_name = "TEXT")]
         template_text: Option<String>,
-        /// Which view of the turn {turn} is [default: text].
+        /// Which view of the turn {turn} is [default: text]; message: the agent's own final
+        /// message, or the text for a turn without one.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
         /// Interrupt a busy target (Ctrl+C, wait for its prompt) instead of waiting.
@@ -425,6 +484,8 @@ pub enum FormatArg {
     Raw,
     /// The rendered text a person saw.
     Text,
+    /// The agent's own final message, as its hooks reported it (markdown, no screen wrapping).
+    Message,
 }
 
 impl From<FormatArg> for clippy_proto::Format {
@@ -432,6 +493,7 @@ impl From<FormatArg> for clippy_proto::Format {
         match format {
             FormatArg::Raw => Self::Raw,
             FormatArg::Text => Self::Text,
+            FormatArg::Message => Self::Message,
         }
     }
 }

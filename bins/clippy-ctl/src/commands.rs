@@ -330,6 +330,10 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         Command::TmuxBindings(args) => hotkeys::tmux_bindings_report(args, &config),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man { command } => man(command.as_deref()),
+        // Dispatched by main before any broker command (agent_hooks.rs).
+        Command::Hook { .. } | Command::Hooks(_) => Err(CtlError::Usage(
+            "hook and hooks are not broker commands".into(),
+        )),
     }
 }
 

@@ -25,9 +25,11 @@ impl Config {
         let (config, _layers) = clippy_config::Config::load(explicit)
             .map_err(|err| CtlError::Config(err.to_string()))?;
         Ok(Self {
+            // Exhaustive, so that a format the configuration learns (`message`) is mapped here
+            // rather than read as raw.
             format: Some(match config.ctl.format {
                 OutputFormat::Text => Format::Text,
-                _ => Format::Raw,
+                OutputFormat::Raw => Format::Raw,
             }),
             resolver: Some(config.desktop.resolver),
             hotkeys: config.hotkeys,

@@ -29,10 +29,11 @@ use crate::focus::{desktop, environment, session_refs};
 /// How often the loop looks at the broker connection and the signal flags.
 const TICK: Duration = Duration::from_millis(200);
 
-/// What the hotkeys paste and copy: the text a person saw (SPEC §4: the text view is for
-/// relaying into another agent), whatever `ctl.format` says. Raw bytes carry the reply's
-/// escapes and its final CR LF, which the receiving program would read as keys and as Enter.
-const RELAY_FORMAT: Format = Format::Text;
+/// What the hotkeys paste and copy: the agent's own final message where its hooks gave one,
+/// else the text a person saw (the broker falls back; SPEC §4: the text view is for relaying
+/// into another agent), whatever `ctl.format` says. Raw bytes carry the reply's escapes and its
+/// final CR LF, which the receiving program would read as keys and as Enter.
+const RELAY_FORMAT: Format = Format::Message;
 
 /// The bindings in effect: the command line over `[hotkeys]`; `""` unbinds. Each is parsed;
 /// a bad one is a usage error naming where it came from.

@@ -4,6 +4,7 @@
 //! renders, [`exit`] decides the exit code.
 #![forbid(unsafe_code)]
 
+mod agent_hooks;
 mod broker;
 mod cli;
 mod commands;
@@ -26,6 +27,10 @@ use crate::exit::Exit;
 
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().collect();
+    // Agents run `hook` at every hook event: before clap, silent, exit 0 (agent_hooks.rs).
+    if let Some(exit) = agent_hooks::hook_entry(&args) {
+        return exit;
+    }
     let stdout = io::stdout();
     let stderr = io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());
@@ -43,6 +48,10 @@ fn main() -> ExitCode {
             return finish(written, Exit::Usage);
         }
     };
+    if let cli::Command::Hooks(command) = &cli.command {
+        let (written, exit) = agent_hooks::hooks(command, cli.json, &mut out, &mut err);
+        return finish(written, exit);
+    }
     if cli.notify && !cli.json {
         return notified(&cli);
     }

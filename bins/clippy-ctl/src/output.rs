@@ -11,8 +11,8 @@ use std::path::Path;
 
 use base64::Engine as _;
 use clippy_proto::{
-    EventRecord, Format, InboxItem, Mode, RouteInfo, RouteKind, SessionState, SessionSummary,
-    TurnMeta,
+    EventRecord, Format, HookStats, InboxItem, Mode, RouteInfo, RouteKind, SessionState,
+    SessionSummary, TurnMeta, WaitingState,
 };
 use serde_json::{Value, json};
 
@@ -25,6 +25,9 @@ use clippy_proto::iso8601_utc;
 const PROGRAM: &str = "clippy-ctl";
 /// Longest submitted line shown in a `list-turns` table, in characters.
 const INPUT_WIDTH: usize = 60;
+/// Longest tool input (JSON) shown on `status SESSION`'s `waiting` line and in an event line,
+/// in characters.
+const TOOL_INPUT_WIDTH: usize = 80;
 
 /// Writes `report` as JSON (one line on `out`) or for people (`out`, and `err` for `get-turn`'s
 /// metadata).
@@ -233,6 +236,7 @@ fn routes_table(out: &mut dyn Write, routes: &[RouteInfo]) -> io::Result<()> {
             (r.gated, "gated"),
             (!r.submit, "no-submit"),
             (r.format == Format::Raw, "raw"),
+            (r.format == Format::Message, "message"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -296,10 +300,14 @@ pub fn event_line(e: &EventRecord) -> String {
         ("handoff ", e.handoff.as_deref()),
         ("approval ", e.approval.as_deref()),
         ("", e.reason.as_deref()),
+        ("tool ", e.tool.as_deref()),
     ] {
         if let Some(value) = value {
             parts.push(format!("{label}{}", clean(value)));
         }
+    }
+    if let Some(input) = &e.input {
+        parts.push(shorten(&clean(input), TOOL_INPUT_WIDTH));
     }
     if let Some(bytes) = e.byte_length {
         parts.push(format!("{bytes} bytes"));
@@ -586,6 +594,16 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
         show(s.exit_code.map(|c| c.to_string()))
     )?;
     writeln!(out, "cwd:            {}", show(s.cwd.as_deref().map(clean)))?;
+    // Only the agent's hooks know whether it waits for the user: without them, say nothing
+    // rather than a "-" that would read as "not waiting".
+    match &s.waiting {
+        Some(waiting) => writeln!(out, "waiting:        {}", waiting_text(waiting))?,
+        None if s.hooks.wired => writeln!(out, "waiting:        -")?,
+        None => {}
+    }
+    if s.hooks.wired || s.hooks.reports > 0 {
+        writeln!(out, "hooks:          {}", hooks_text(&s.hooks))?;
+    }
     writeln!(out, "waits:          {}", s.waiters)?;
     // The handoffs themselves are one command away; the count tells whether to look.
     match s.inbox {
@@ -603,6 +621,44 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
     )
 }
 
+/// `permission (Bash: {"command":"ls"}) — Claude needs your permission to use Bash`: the kind,
+/// the tool and its input when given, the agent's own sentence when given.
+fn waiting_text(w: &WaitingState) -> String {
+    let mut text = clean(&w.kind);
+    match (&w.tool, &w.input) {
+        (Some(tool), Some(input)) => text.push_str(&format!(
+            " ({}: {})",
+            clean(tool),
+            shorten(&clean(input), TOOL_INPUT_WIDTH)
+        )),
+        (Some(tool), None) => text.push_str(&format!(" ({})", clean(tool))),
+        (None, Some(input)) => {
+            text.push_str(&format!(" ({})", shorten(&clean(input), TOOL_INPUT_WIDTH)));
+        }
+        (None, None) => {}
+    }
+    if let Some(message) = &w.message {
+        text.push_str(&format!(" — {}", clean(message)));
+    }
+    text
+}
+
+/// `wired yes, reports 7, turn ends 2, rejected 0, disagreements 1, last: …`.
+fn hooks_text(h: &HookStats) -> String {
+    let mut text = format!(
+        "wired {}, reports {}, turn ends {}, rejected {}, disagreements {}",
+        if h.wired { "yes" } else { "no" },
+        h.reports,
+        h.turn_ends,
+        h.rejected,
+        h.disagreements
+    );
+    if let Some(last) = &h.last_disagreement {
+        text.push_str(&format!(", last: {}", clean(last)));
+    }
+    text
+}
+
 fn session_json(s: &SessionSummary) -> Value {
     json!({
         "session": s.session,
@@ -614,6 +670,7 @@ fn session_json(s: &SessionSummary) -> Value {
         "command": s.command,
         "preset": s.preset,
         "bracketed_paste": s.bracketed_paste,
+        "waiting": s.waiting,
     })
 }
 
@@ -629,6 +686,7 @@ fn turn_meta_json(t: &TurnMeta) -> Value {
         "cwd": t.cwd,
         "input": t.input,
         "spool_span": t.spool_span.map(|(start, end)| [start, end]),
+        "message_length": t.message_length,
     })
 }
 
@@ -636,6 +694,7 @@ fn format_name(format: Format) -> &'static str {
     match format {
         Format::Raw => "raw",
         Format::Text => "text",
+        Format::Message => "message",
     }
 }
 
@@ -650,6 +709,7 @@ fn sessions_table(out: &mut dyn Write, sessions: &[SessionSummary]) -> io::Resul
         "CONNECTED",
         "TURNS",
         "LAST TURN",
+        "WAITING",
         "COMMAND",
     ];
     let rows = sessions.iter().map(|s| {
@@ -660,6 +720,7 @@ fn sessions_table(out: &mut dyn Write, sessions: &[SessionSummary]) -> io::Resul
             if s.connected { "yes" } else { "no" }.into(),
             s.turns.to_string(),
             s.last_turn_id.as_deref().map_or_else(|| "-".into(), clean),
+            s.waiting.as_deref().map_or_else(|| "-".into(), clean),
             clean(&shell_words(&s.command)),
         ]
     });
@@ -822,6 +883,7 @@ mod tests {
             cwd: None,
             input: None,
             spool_span: None,
+            message_length: None,
         }
     }
 
@@ -920,9 +982,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn session_status_shows_the_inbox() {
-        let mut state = SessionState {
+    fn session_state() -> SessionState {
+        SessionState {
             session: "re2fvk8".into(),
             name: Some("sh".into()),
             pid: 2202,
@@ -937,20 +998,201 @@ mod tests {
             cwd: None,
             bracketed_paste: false,
             waiters: 0,
-            inbox: 2,
+            inbox: 0,
             spool: None,
+            waiting: None,
+            hooks: HookStats::default(),
+        }
+    }
+
+    fn status_text(state: &SessionState) -> String {
+        let (_, out) = human(&Report::SessionStatus(state.clone()));
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn session_status_shows_what_the_agent_waits_for_and_its_hooks() {
+        // No hooks: neither line, not even a "-" that would read as "not waiting".
+        let mut state = session_state();
+        let out = status_text(&state);
+        assert!(
+            !out.contains("waiting:") && !out.contains("hooks:"),
+            "{out}"
+        );
+
+        state.hooks = HookStats {
+            wired: true,
+            reports: 7,
+            turn_ends: 2,
+            rejected: 0,
+            disagreements: 1,
+            last_disagreement: Some("the hook said done\nwhile busy".into()),
         };
-        let text = |state: &SessionState| {
-            let (_, out) = human(&Report::SessionStatus(state.clone()));
-            String::from_utf8(out).unwrap()
+        let out = status_text(&state);
+        assert!(out.contains("\nwaiting:        -\n"), "{out}");
+        assert!(
+            out.contains(
+                "\nhooks:          wired yes, reports 7, turn ends 2, rejected 0, \
+                 disagreements 1, last: the hook said done\\nwhile busy\n"
+            ),
+            "{out}"
+        );
+
+        state.waiting = Some(WaitingState {
+            kind: "permission".into(),
+            tool: Some("Bash".into()),
+            input: Some(r#"{"command":"ls"}"#.into()),
+            message: None,
+            since: 1_700_000_000_000,
+        });
+        let out = status_text(&state);
+        assert!(
+            out.contains("\nwaiting:        permission (Bash: {\"command\":\"ls\"})\nhooks:"),
+            "{out}"
+        );
+        // The lines come after cwd, before waits.
+        let at = |label: &str| out.find(label).unwrap_or_else(|| panic!("{label}: {out}"));
+        assert!(at("\ncwd:") < at("\nwaiting:") && at("\nhooks:") < at("\nwaits:"));
+
+        state.waiting = Some(WaitingState {
+            kind: "question".into(),
+            tool: None,
+            input: None,
+            message: Some("Which file?".into()),
+            since: 0,
+        });
+        state.hooks = HookStats {
+            wired: false,
+            reports: 1,
+            ..HookStats::default()
         };
-        let out = text(&state);
+        let out = status_text(&state);
+        assert!(
+            out.contains("\nwaiting:        question — Which file?\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\nhooks:          wired no, reports 1,"),
+            "{out}"
+        );
+
+        let json = json_of(&Report::SessionStatus(state));
+        assert_eq!(json["session_status"]["waiting"]["kind"], "question");
+        assert_eq!(json["session_status"]["waiting"]["message"], "Which file?");
+        assert_eq!(json["session_status"]["hooks"]["reports"], 1);
+        assert_eq!(json["session_status"]["hooks"]["wired"], false);
+    }
+
+    #[test]
+    fn a_long_tool_input_is_shortened_for_people() {
+        let waiting = WaitingState {
+            kind: "permission".into(),
+            tool: Some("Write".into()),
+            input: Some(format!("{{\"content\":\"{}\"}}", "x".repeat(200))),
+            ..WaitingState::default()
+        };
+        let text = waiting_text(&waiting);
+        assert!(
+            text.starts_with("permission (Write: {\"content\":\"xxx"),
+            "{text}"
+        );
+        assert!(text.ends_with("…)"), "{text}");
+        assert_eq!(
+            text.chars().count(),
+            "permission (Write: )".len() + TOOL_INPUT_WIDTH
+        );
+    }
+
+    #[test]
+    fn list_sessions_marks_the_waiting_ones() {
+        let session = |id: &str, waiting: Option<&str>| SessionSummary {
+            session: id.into(),
+            name: None,
+            pid: 1,
+            command: vec!["claude".into()],
+            preset: "claude".into(),
+            connected: true,
+            turns: 0,
+            last_turn_id: None,
+            bracketed_paste: false,
+            waiting: waiting.map(Into::into),
+        };
+        let report = Report::Sessions(vec![session("a", Some("permission")), session("b", None)]);
+        let (_, out) = human(&report);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "ID  NAME  PID  CONNECTED  TURNS  LAST TURN  WAITING     COMMAND\n\
+             a   -     1    yes        0      -          permission  claude\n\
+             b   -     1    yes        0      -          -           claude\n"
+        );
+        let json = json_of(&report);
+        assert_eq!(json["sessions"][0]["waiting"], "permission");
+        assert_eq!(json["sessions"][1]["waiting"], Value::Null);
+    }
+
+    #[test]
+    fn a_turn_as_message_says_so_and_carries_its_length() {
+        let report = Report::Turn {
+            meta: TurnMeta {
+                message_length: Some(9),
+                ..meta("s:3")
+            },
+            format: Format::Message,
+            content: b"**Done.**".to_vec(),
+        };
+        let (err, out) = human(&report);
+        assert_eq!(out, b"**Done.**");
+        assert_eq!(
+            err,
+            "turn s:3: 9 bytes (message), 2023-11-14T22:13:20.123Z\n"
+        );
+        let json = json_of(&report);
+        assert_eq!(json["turn"]["format"], "message");
+        assert_eq!(json["turn"]["message_length"], 9);
+        assert_eq!(json["turn"]["content"], "**Done.**");
+        assert_eq!(
+            json_of(&Report::Turns {
+                session: "s".into(),
+                turns: vec![meta("s:1")]
+            })["turns"][0]["message_length"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn waiting_events_read_as_a_line() {
+        let event = EventRecord {
+            id: 7,
+            ts: "2026-11-22T10:00:00.000Z".into(),
+            kind: "session.waiting".into(),
+            session: Some("s1".into()),
+            name: Some("coder".into()),
+            reason: Some("permission".into()),
+            tool: Some("Bash".into()),
+            input: Some(r#"{"command":"ls"}"#.into()),
+            message: Some("Claude needs your permission to use Bash".into()),
+            ..EventRecord::default()
+        };
+        assert_eq!(
+            event_line(&event),
+            "#7 2026-11-22T10:00:00.000Z session.waiting s1 coder permission tool Bash \
+             {\"command\":\"ls\"} — Claude needs your permission to use Bash"
+        );
+    }
+
+    #[test]
+    fn session_status_shows_the_inbox() {
+        let mut state = SessionState {
+            inbox: 2,
+            ..session_state()
+        };
+        let out = status_text(&state);
         assert!(
             out.contains("\ninbox:          2 waiting (clippy-ctl inbox re2fvk8 lists them)\n"),
             "{out}"
         );
         state.inbox = 0;
-        assert!(text(&state).contains("\ninbox:          0\n"));
+        assert!(status_text(&state).contains("\ninbox:          0\n"));
         assert_eq!(
             json_of(&Report::SessionStatus(state))["session_status"]["inbox"],
             0

@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 
 use base64::Engine as _;
-use clippy_proto::{ErrorReason, Format, Message, encode};
+use clippy_proto::{ErrorReason, Format, HookStats, Message, Progress, WaitingState, encode};
 use serde_json::json;
 use support::*;
 
@@ -24,9 +24,9 @@ fn list_sessions_prints_a_table() {
     assert_eq!(
         out.stdout_str(),
         format!(
-            "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  COMMAND\n\
-             {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   claude --model 'opus 4'\n\
-             {BETA}  -      77    no         0      -          bash\n"
+            "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  WAITING     COMMAND\n\
+             {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   permission  claude --model 'opus 4'\n\
+             {BETA}  -      77    no         0      -          -           bash\n"
         )
     );
     assert_eq!(out.stderr, "");
@@ -45,10 +45,11 @@ fn list_sessions_json() {
         json!({
             "session": ALPHA, "name": "alpha", "pid": 4242, "connected": true, "turns": 2,
             "last_turn_id": format!("{ALPHA}:2"), "command": ["claude", "--model", "opus 4"],
-            "preset": "claude", "bracketed_paste": true,
+            "preset": "claude", "bracketed_paste": true, "waiting": "permission",
         })
     );
     assert_eq!(json["sessions"][1]["name"], json!(null));
+    assert_eq!(json["sessions"][1]["waiting"], json!(null));
     assert_eq!(json["sessions"][1]["last_turn_id"], json!(null));
 }
 
@@ -93,6 +94,7 @@ fn list_turns_limit_is_sent() {
             "turn_id": format!("{ALPHA}:2"), "timestamp": T2, "time": "2023-11-14T22:14:20.456Z",
             "byte_length": TURN2.len(), "interrupted": true, "truncated": false,
             "exit_code": 130, "cwd": "/home/u", "input": "dump\u{1b}[A", "spool_span": [100, 125],
+            "message_length": TURN2_MESSAGE.len(),
         })
     );
 }
@@ -164,6 +166,60 @@ fn get_turn_text_format_is_requested() {
             ..
         }
     ));
+}
+
+#[test]
+fn get_turn_message_format_is_the_agents_own_message() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "message"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, TURN2_MESSAGE.as_bytes(), "exact, nothing added");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "turn {ALPHA}:2: {} bytes (message), 2023-11-14T22:14:20.456Z, exit 130, interrupted\n",
+            TURN2_MESSAGE.len()
+        )
+    );
+    assert!(matches!(
+        broker.last_request(),
+        Message::GetTurn {
+            format: Format::Message,
+            ..
+        }
+    ));
+    let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "message", "--json"]);
+    out.expect_code(0);
+    let turn = &out.json()["turn"];
+    assert_eq!(turn["format"], "message");
+    assert_eq!(turn["content"], TURN2_MESSAGE);
+    assert_eq!(turn["message_length"], TURN2_MESSAGE.len());
+    assert_eq!(turn["byte_length"], TURN2.len(), "still the raw length");
+}
+
+#[test]
+fn get_turn_message_of_a_turn_without_one_fails_with_no_message() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let turn_id = format!("{ALPHA}:1");
+    let out = Ctl::new(&dir).run(["get-turn", &turn_id, "--format", "message"]);
+    out.expect_code(1);
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "clippy-ctl: no_message: turn {turn_id} has no final message from the agent's hooks\n"
+        )
+    );
+    let out = Ctl::new(&dir).run(["get-turn", &turn_id, "--format", "message", "--json"]);
+    out.expect_code(1);
+    assert_eq!(out.json()["error"]["reason"], "no_message");
+    assert_eq!(out.stderr, "");
+    // The other formats of that turn still work.
+    Ctl::new(&dir)
+        .run(["get-turn", &turn_id, "--format", "text"])
+        .expect_code(0);
 }
 
 #[test]
@@ -361,6 +417,111 @@ fn status_of_a_running_broker() {
             "sessions": 2, "connected_sessions": 1, "turns": 2,
         }})
     );
+}
+
+#[test]
+fn status_of_a_session_shows_what_it_waits_for_and_its_hooks() {
+    let dir = TempDir::new();
+    let _broker = FakeBroker::start(&dir);
+    let out = Ctl::new(&dir).run(["status", "alpha"]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(
+        text.contains(
+            "\nwaiting:        permission (Bash: {\"command\":\"ls\"}) — Claude needs your \
+             permission to use Bash\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nhooks:          wired yes, reports 12, turn ends 2, rejected 0, disagreements 1, \
+             last: the screen showed a prompt and no hook came\n"
+        ),
+        "{text}"
+    );
+    let out = Ctl::new(&dir).run(["status", "alpha", "--json"]);
+    out.expect_code(0);
+    let status = &out.json()["session_status"];
+    assert_eq!(
+        status["waiting"],
+        json!({
+            "kind": "permission", "tool": "Bash", "input": ALPHA_INPUT,
+            "message": "Claude needs your permission to use Bash", "since": T2,
+        })
+    );
+    assert_eq!(status["hooks"]["wired"], true);
+    assert_eq!(status["hooks"]["reports"], 12);
+    assert_eq!(status["hooks"]["disagreements"], 1);
+
+    // A session without hooks says nothing about waiting: it cannot know.
+    let out = Ctl::new(&dir).run(["status", BETA]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(
+        !text.contains("waiting:") && !text.contains("hooks:"),
+        "{text}"
+    );
+    let out = Ctl::new(&dir).run(["status", BETA, "--json"]);
+    let status = &out.json()["session_status"];
+    assert_eq!(status["waiting"], json!(null));
+    assert_eq!(status["hooks"]["wired"], false);
+}
+
+#[test]
+fn paste_deliver_and_routes_may_ask_for_the_message() {
+    let dir = TempDir::new();
+    let broker = FakeBroker::start(&dir);
+    Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    let out = Ctl::new(&dir).run(["paste", "alpha", "--format", "message"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        "pasted the relay buffer into alpha (message)\n"
+    );
+    assert!(matches!(
+        broker.last_request(),
+        Message::Paste {
+            format: Format::Message,
+            ..
+        }
+    ));
+    let out = Ctl::new(&dir).run(["deliver", "clipboard", "--format", "message", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json()["delivered"]["format"], "message");
+    drop(broker);
+
+    let dir = TempDir::new();
+    let broker = FakeBroker::with_handler(&dir.socket(), |m| match m {
+        Message::Hello { .. } => ack(),
+        Message::RouteAdd { route, .. } => Reply::message(Message::Route {
+            id: 0,
+            route: clippy_proto::RouteInfo {
+                route: "r1".into(),
+                from: route.from.clone(),
+                to: route.to.clone(),
+                kind: route.kind,
+                template: "{turn}".into(),
+                format: route.format.unwrap_or(Format::Text),
+                interrupt: false,
+                max_hops: 16,
+                gated: false,
+                submit: true,
+                paused: false,
+                paused_reason: None,
+                hops: 0,
+                handoffs: 0,
+            },
+        }),
+        _ => error(ErrorReason::UnknownType, "not here"),
+    });
+    let out = Ctl::new(&dir).run(["route", "add", "a", "b", "--format", "message"]);
+    out.expect_code(0);
+    assert!(out.stdout_str().contains("message"), "{}", out.stdout_str());
+    assert!(matches!(
+        broker.last_request(),
+        Message::RouteAdd { ref route, .. } if route.format == Some(Format::Message)
+    ));
 }
 
 #[test]
@@ -870,6 +1031,91 @@ fn against_the_real_broker() {
     assert_eq!(json["status"]["running"], true);
     assert_eq!(json["status"]["sessions"], 1);
     assert_eq!(json["status"]["turns"], 2);
+
+    // The agent's own word: a turn whose hooks gave its final message, and one without.
+    let third = wrapper.turn_with(
+        3,
+        b"\x1b[1mDone.\x1b[0m\r\n",
+        "Done.\n",
+        "finish",
+        Some("**Done.**"),
+    );
+    let out = ctl.run(["get-turn", "alpha", "--format", "message"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, b"**Done.**");
+    assert!(out.stderr.contains("9 bytes (message)"), "{}", out.stderr);
+    let out = ctl.run(["get-turn", &third, "--json"]);
+    assert_eq!(out.json()["turn"]["message_length"], 9);
+    let out = ctl.run(["get-turn", &first, "--format", "message"]);
+    out.expect_code(1);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.starts_with(&format!(
+            "clippy-ctl: no_message: turn {first} has no final message from the agent's hooks"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("--format text"), "{}", out.stderr);
+    let out = ctl.run(["get-turn", &first, "--format", "message", "--json"]);
+    out.expect_code(1);
+    assert_eq!(out.json()["error"]["reason"], "no_message");
+    // Relaying asks for the message and falls back to the text: never an error.
+    ctl.run(["capture-by-id", &first]).expect_code(0);
+    ctl.run(["paste", "alpha", "--format", "message"])
+        .expect_code(0);
+    assert_eq!(wrapper.next_inject(), b"hello world\n");
+
+    // The wrapper reports the agent waiting for permission, and its hooks' counters.
+    wrapper.progress(Progress {
+        waiting: Some(WaitingState {
+            kind: "permission".into(),
+            tool: Some("Bash".into()),
+            input: Some(ALPHA_INPUT.into()),
+            message: None,
+            since: T2,
+        }),
+        hooks: HookStats {
+            wired: true,
+            reports: 4,
+            turn_ends: 1,
+            ..HookStats::default()
+        },
+        ..Progress::default()
+    });
+    let out = ctl.run(["status", "alpha"]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(
+        text.contains("\nwaiting:        permission (Bash: {\"command\":\"ls\"})\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nhooks:          wired yes, reports 4, turn ends 1, rejected 0, disagreements 0\n"
+        ),
+        "{text}"
+    );
+    let out = ctl.run(["status", "alpha", "--json"]);
+    assert_eq!(out.json()["session_status"]["waiting"]["tool"], "Bash");
+    let out = ctl.run(["list-sessions"]);
+    assert!(
+        out.stdout_str().contains(" permission "),
+        "{}",
+        out.stdout_str()
+    );
+    let out = ctl.run(["events", "--type", "session.waiting", "--json"]);
+    out.expect_code(0);
+    let event = out.json();
+    assert_eq!(event["session"], "ctlsess01");
+    assert_eq!(event["reason"], "permission");
+    assert_eq!(event["input"], ALPHA_INPUT);
+    // Answered: the session no longer waits.
+    wrapper.progress(Progress::default());
+    let out = ctl.run(["events", "--type", "session.resumed", "--json"]);
+    assert_eq!(out.json()["tool"], "Bash");
+    let out = ctl.run(["list-sessions", "--json"]);
+    assert_eq!(out.json()["sessions"][0]["waiting"], json!(null));
 }
 
 #[test]

@@ -1,6 +1,13 @@
 //! Reading asciicast v2 recordings: a JSON header line, then one `[time, code, data]` per line.
+//!
+//! Besides asciicast's own `o`, `i`, `r` and `m` events, a recording may hold `h` events: a
+//! report an agent's hook sent (`tools/corpus/record.py` with `"hooks": true`), its data the
+//! whole report as the hook sent it, `clippy-hook 1 <agent>\n` then the agent's JSON payload
+//! ([`clippy_hooks::encode`]).
 
 use std::io::BufRead;
+
+use clippy_hooks::Report;
 
 /// One event of a recording, in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +20,8 @@ pub enum CastEvent {
     Resize { cols: u16, rows: u16 },
     /// `m`: a marker (carries no bytes).
     Marker,
+    /// `h`: the agent's hook reported, at this point of the output (read when it was recorded).
+    Hook(Report),
 }
 
 /// The header line's terminal size.
@@ -89,6 +98,7 @@ pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<CastEvent>), CastEr
                 }
             }
             "m" => CastEvent::Marker,
+            "h" => CastEvent::Hook(hook_report(&data).map_err(bad)?),
             other => return Err(bad(format!("unknown event code {other:?}"))),
         });
     }
@@ -99,6 +109,13 @@ pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<CastEvent>), CastEr
         },
         events,
     ))
+}
+
+/// The report in an `h` event's data: decoded and parsed as the live wrapper does.
+fn hook_report(data: &str) -> Result<Report, String> {
+    let (agent, payload) =
+        clippy_hooks::decode(data.as_bytes()).map_err(|e| format!("bad hook report: {e}"))?;
+    clippy_hooks::parse(agent, payload).map_err(|e| format!("bad hook report: {e}"))
 }
 
 #[cfg(test)]
@@ -122,6 +139,51 @@ mod tests {
                 CastEvent::Marker
             ]
         );
+    }
+
+    /// A recording of `events` (each `[time, code, data]`) at 80x24.
+    fn cast_of(events: &[serde_json::Value]) -> String {
+        let mut cast = String::from("{\"version\": 2, \"width\": 80, \"height\": 24}\n");
+        for event in events {
+            cast.push_str(&event.to_string());
+            cast.push('\n');
+        }
+        cast
+    }
+
+    #[test]
+    fn hook_reports_are_read_as_the_wrapper_reads_them() {
+        let frame = clippy_hooks::encode(
+            clippy_hooks::Agent::Claude,
+            br#"{"hook_event_name":"Stop","last_assistant_message":"Paris."}"#,
+        );
+        let frame = String::from_utf8(frame).unwrap();
+        let (_, events) =
+            read(cast_of(&[serde_json::json!([0.1, "h", frame])]).as_bytes()).unwrap();
+        assert_eq!(
+            events,
+            [CastEvent::Hook(Report::TurnEnded {
+                message: Some("Paris.".into()),
+                failed: false,
+                prompts: Vec::new(),
+            })]
+        );
+        for bad in [
+            "not a report",
+            "clippy-hook 1 aider\n{}",
+            "clippy-hook 1 claude\n{\"no\": 1}",
+        ] {
+            let cast = cast_of(&[
+                serde_json::json!([0.0, "m", ""]),
+                serde_json::json!([0.1, "h", bad]),
+            ]);
+            let err = read(cast.as_bytes()).expect_err(bad);
+            assert!(
+                matches!(&err, CastError::Event { line: 3, reason } if reason.starts_with("bad hook report")),
+                "{err:?}"
+            );
+            assert!(err.to_string().starts_with("line 3:"), "{err}");
+        }
     }
 
     #[test]

@@ -674,6 +674,7 @@ mod tests {
             cwd: None,
             input: None,
             spool_span: None,
+            message: None,
         }
     }
 

@@ -16,12 +16,13 @@ use clippy_pty::{
     Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
 };
 use clippy_spool::{SpoolDir, SpoolWriter};
-use clippy_turn::{DetectorConfig, TurnDetector};
+use clippy_turn::{AgentHooks, DetectorConfig, TurnDetector};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use crate::agent_hooks;
 use crate::shell_integration;
-use crate::sink::{self, FromBrokerCommand, SessionEvent};
+use crate::sink::{self, LoopCommand, SessionEvent};
 use crate::tap::{Tap, Tapped};
 
 const STDIN: Token = Token(0);
@@ -48,6 +49,8 @@ pub struct Options {
     pub no_broker: bool,
     /// The PTY size when stdin is not a terminal.
     pub headless_size: WinSize,
+    /// Offer the hook socket and wire a known agent's hooks (CONTRACTS/HOOKS.md).
+    pub agent_hooks: bool,
 }
 
 /// Why the session could not run. `Usage` errors exit 4, the others 1.
@@ -90,13 +93,14 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
             .ok()
             .map(|socket| (socket, true))
     };
+    let injector = sink::Injector {
+        tx: inject_tx,
+        waker: Arc::new(waker),
+    };
     let (events, sink_thread) = sink::start(sink::SinkOptions {
         turn_log: options.turn_log.clone(),
         broker,
-        injector: sink::Injector {
-            tx: inject_tx,
-            waker: Arc::new(waker),
-        },
+        injector: injector.clone(),
     })
     .map_err(|e| SessionError::Usage(e.to_string()))?;
     let stdin = std::io::stdin();
@@ -104,23 +108,41 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     let size = clippy_pty::terminal_size(stdin.as_fd())
         .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
         .unwrap_or(options.headless_size);
-    let detector = TurnDetector::new(
-        options
-            .detector
-            .size(size.cols.max(1), size.rows.max(1))
-            .map_err(|e| SessionError::Usage(e.to_string()))?,
-    );
+    let mut detector_config = options
+        .detector
+        .size(size.cols.max(1), size.rows.max(1))
+        .map_err(|e| SessionError::Usage(e.to_string()))?;
     // From here the spool owns the session folder: any error below drops it, which removes it.
     let (spool, session_id) = create_spool()?;
     let mut command = options.command.clone();
     let mut extra_env = Vec::new();
+    let mut hooks = None;
+    if options.agent_hooks
+        && let Some(dir) = spool.dir()
+    {
+        let preset = detector_config.preset().name().to_owned();
+        if let Some((wired, warning)) = agent_hooks::wire(&command, &preset, dir.path())
+            .map_err(io("cannot offer the hook socket"))?
+        {
+            if let Some(warning) = warning {
+                eprintln!("clippy-session: {warning}");
+            }
+            if wired.agent.is_some() {
+                detector_config = detector_config.agent_hooks(AgentHooks::On);
+            }
+            command.clone_from(&wired.command);
+            extra_env.extend(wired.env.iter().cloned());
+            hooks = Some(wired);
+        }
+    }
+    let detector = TurnDetector::new(detector_config);
     if options.shell_integration
         && let Some(dir) = spool.dir()
         && let Some(wrapped) = shell_integration::wrap(&command, dir.path())
             .map_err(io("cannot write the shell integration files"))?
     {
         command = wrapped.command;
-        extra_env = wrapped.env;
+        extra_env.extend(wrapped.env);
     }
     let Some((program, args)) = command.split_first() else {
         unreachable!("checked non-empty above");
@@ -145,19 +167,30 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     let master = pair.master;
     master.set_nonblocking(true)?;
 
+    let wired_agent = hooks.as_ref().is_some_and(|h| h.agent.is_some());
     events.send(SessionEvent::Started {
         session_id: session_id.clone(),
         name: options.name.clone(),
         pid: child.pid(),
-        command: command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        // The command as the user gave it, without the hooks' arguments.
+        command: if wired_agent {
+            &options.command
+        } else {
+            &command
+        }
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect(),
         preset: detector.preset().name().to_owned(),
         spool: spool.path().map(|p| p.to_string_lossy().into_owned()),
     });
-    let tap =
-        Tap::start(detector, spool, events.clone()).map_err(io("cannot start the session"))?;
+    if let Some(hooks) = hooks {
+        hooks
+            .listen(injector)
+            .map_err(io("cannot start the session"))?;
+    }
+    let tap = Tap::start(detector, spool, events.clone(), wired_agent)
+        .map_err(io("cannot start the session"))?;
     let guard = RawModeGuard::enter(stdin.as_fd())?;
     let mut session = Session {
         poll,
@@ -209,7 +242,7 @@ struct Session {
     master: PtyMaster,
     tap: Tap,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
-    injected: std::sync::mpsc::Receiver<FromBrokerCommand>,
+    injected: std::sync::mpsc::Receiver<LoopCommand>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
     tap_out: Vec<u8>,
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
@@ -408,7 +441,7 @@ impl Session {
         let mut terminate = false;
         while let Ok(command) = self.injected.try_recv() {
             match command {
-                FromBrokerCommand::Input(data) => {
+                LoopCommand::Input(data) => {
                     self.pending_input.extend(&data);
                     self.flush_tap();
                     self.tap.send(Tapped::Input {
@@ -416,9 +449,13 @@ impl Session {
                         human: false,
                     });
                 }
-                FromBrokerCommand::Terminate => terminate = true,
+                LoopCommand::Terminate => terminate = true,
+                LoopCommand::AgentReport(report) => {
+                    self.flush_tap();
+                    self.tap.send(Tapped::Agent(report));
+                }
                 // Behind all the output read so far, in the tap's order: the screen shows it.
-                FromBrokerCommand::Screen { request, history } => {
+                LoopCommand::Screen { request, history } => {
                     self.flush_tap();
                     self.tap.send(Tapped::Screen { request, history });
                 }

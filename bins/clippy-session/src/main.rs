@@ -1,6 +1,7 @@
 //! `clippy-session`: wrap one interactive agent in a PTY and detect its turns — or, with
 //! `--replay`, run turn detection over an asciicast recording to check a preset offline.
 
+mod agent_hooks;
 mod asciicast;
 mod broker_link;
 mod live;
@@ -44,6 +45,11 @@ struct Args {
     /// With --replay: one JSON object per turn instead of a readable listing.
     #[arg(long, requires = "replay")]
     json: bool,
+    /// With --replay: what to do with the agent's hook reports in the recording (`h` events):
+    /// ignore them (off), let them end turns as in a live session with hooks (on), or let only
+    /// them and input end turns (only). Default: on when the recording has any, else off.
+    #[arg(long, value_name = "MODE", requires = "replay", value_enum)]
+    replay_hooks: Option<replay::ReplayHooks>,
     /// A name for the session, accepted wherever a session ID is.
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
@@ -56,6 +62,10 @@ struct Args {
     /// Set CLIPPY_SESSION_ID in the child's environment (nothing is set otherwise).
     #[arg(long)]
     export_session_id: bool,
+    /// Do not wire the agent's own hooks (Claude Code, Codex, Gemini CLI) for this run, nor
+    /// offer them the session's hook socket: the screen alone ends turns.
+    #[arg(long)]
+    no_agent_hooks: bool,
     /// Start bash or zsh with OSC 133/OSC 7 marks, for exact turn boundaries, exit codes and cwd.
     #[arg(long)]
     shell_integration: bool,
@@ -125,7 +135,8 @@ fn main() -> ExitCode {
         }
     };
     if let Some(path) = &args.replay {
-        return match replay::run(path, config, args.json, &mut std::io::stdout().lock()) {
+        let out = &mut std::io::stdout().lock();
+        return match replay::run(path, config, args.replay_hooks, args.json, out) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("clippy-session: {e}");
@@ -143,6 +154,7 @@ fn main() -> ExitCode {
         turn_log: args.turn_log,
         no_broker: args.no_broker,
         headless_size: args.size,
+        agent_hooks: settings.session.agent_hooks && !args.no_agent_hooks,
     };
     match live::run(options) {
         Ok(status) => match status.signal() {

@@ -1,10 +1,40 @@
 //! `clippy-session --replay`: run the turn detector over an asciicast recording.
+//!
+//! A recording made with the agent's hooks wired holds their reports (`h` events, see
+//! [`asciicast`]); they are fed to the detector in order with the output, as the live wrapper
+//! does, unless `--replay-hooks off` says to ignore them. A replay has no clock, so it never
+//! calls [`TurnDetector::settle`]: where the live wrapper gives up after 2 s on a turn one
+//! source says ended and the other does not, the replayed turn waits until the other source
+//! speaks or the next input ends it, and a last turn still waiting when the recording ends is
+//! not listed. For the same reason the hooks are never taken as silent.
 
 use std::io::Write;
 
-use clippy_turn::{DetectorConfig, Event, Turn, TurnDetector};
+use clippy_turn::{AgentHooks, DetectorConfig, Event, Turn, TurnDetector};
 
 use crate::asciicast::{self, CastEvent};
+
+/// How a replay takes the agent's hook reports (`h` events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayHooks {
+    /// Ignore them: the screen alone ends turns, as without hooks.
+    Off,
+    /// Feed them: a turn ends at the agent's word, as in a live session with hooks wired.
+    On,
+    /// Feed them, and let the screen end no turn the agent has not said ended: only its word
+    /// and input do (to check the two sources against each other).
+    Only,
+}
+
+impl ReplayHooks {
+    fn detector_mode(self) -> AgentHooks {
+        match self {
+            ReplayHooks::Off => AgentHooks::Off,
+            ReplayHooks::On => AgentHooks::On,
+            ReplayHooks::Only => AgentHooks::Only,
+        }
+    }
+}
 
 /// One detected turn as printed by `--replay --json`.
 #[derive(serde::Serialize)]
@@ -17,12 +47,18 @@ struct TurnRecord<'a> {
     exit_code: Option<i32>,
     cwd: Option<&'a str>,
     text: String,
+    /// The agent's own final message, from its hook.
+    message: Option<&'a str>,
+    /// The agent's word ended the turn.
+    ended_by_agent: bool,
 }
 
-/// Replays `path` through a detector built from `config`, printing each turn to `out`.
+/// Replays `path` through a detector built from `config`, printing each turn to `out`. `hooks`:
+/// how to take the recording's hook reports; by default `on` when it has any, else `off`.
 pub fn run(
     path: &std::path::Path,
     config: DetectorConfig,
+    hooks: Option<ReplayHooks>,
     json: bool,
     out: &mut impl Write,
 ) -> Result<usize, String> {
@@ -30,18 +66,29 @@ pub fn run(
         std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let (header, events) = asciicast::read(std::io::BufReader::new(file))
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    let hooks = hooks.unwrap_or_else(|| {
+        if events.iter().any(|e| matches!(e, CastEvent::Hook(_))) {
+            ReplayHooks::On
+        } else {
+            ReplayHooks::Off
+        }
+    });
     let config = config
         .size(header.cols, header.rows)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let turns = detect(config, &events);
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .agent_hooks(hooks.detector_mode());
+    let turns = detect(config, &events, hooks != ReplayHooks::Off);
     for turn in &turns {
         print_turn(turn, json, out).map_err(|e| format!("cannot write the listing: {e}"))?;
     }
     Ok(turns.len())
 }
 
-/// Feeds the recording's events, in order, to a fresh detector and collects its turns.
-pub fn detect(config: DetectorConfig, events: &[CastEvent]) -> Vec<Turn> {
+/// Feeds the recording's events, in order, to a fresh detector and collects its turns; the hook
+/// reports only when `feed_hooks`. As in the live wrapper, the detector takes the prompts and
+/// turn ends the hooks report; a report that the agent waits for the user, or of an event clippy
+/// does not act on, is not the detector's.
+pub fn detect(config: DetectorConfig, events: &[CastEvent], feed_hooks: bool) -> Vec<Turn> {
     let mut detector = TurnDetector::new(config);
     let mut turns = Vec::new();
     let mut keep = |events: std::vec::Drain<'_, Event>| {
@@ -59,6 +106,12 @@ pub fn detect(config: DetectorConfig, events: &[CastEvent]) -> Vec<Turn> {
                 let _ = detector.resize(*cols, *rows);
             }
             CastEvent::Marker => {}
+            CastEvent::Hook(report) if feed_hooks => {
+                if let Some(signal) = crate::agent_hooks::signal_of(report) {
+                    keep(detector.feed_agent(signal));
+                }
+            }
+            CastEvent::Hook(_) => {}
         }
     }
     turns
@@ -74,6 +127,8 @@ fn print_turn(turn: &Turn, json: bool, out: &mut impl Write) -> std::io::Result<
         exit_code: turn.exit_code,
         cwd: turn.cwd.as_deref(),
         text: turn.text(),
+        message: turn.message.as_deref(),
+        ended_by_agent: turn.ended_by_agent,
     };
     if json {
         serde_json::to_writer(&mut *out, &record)?;
@@ -89,6 +144,9 @@ fn print_turn(turn: &Turn, json: bool, out: &mut impl Write) -> std::io::Result<
     if let Some(code) = record.exit_code {
         flags.push(format!("exit {code}"));
     }
+    if record.ended_by_agent {
+        flags.push("ended by the agent".to_owned());
+    }
     let flags = if flags.is_empty() {
         String::new()
     } else {
@@ -101,5 +159,66 @@ fn print_turn(turn: &Turn, json: bool, out: &mut impl Write) -> std::io::Result<
     )?;
     writeln!(out, "input: {}", record.input.replace('\n', "⏎"))?;
     writeln!(out, "{}", record.text)?;
+    if let Some(message) = record.message {
+        writeln!(out, "message: {}", message.replace('\n', "⏎"))?;
+    }
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shell session at 80x24 where the agent's hook says the turn ended.
+    fn recording(dir: &std::path::Path) -> std::path::PathBuf {
+        let frame = clippy_hooks::encode(
+            clippy_hooks::Agent::Claude,
+            br#"{"hook_event_name":"Stop","last_assistant_message":"The answer is **42**."}"#,
+        );
+        let events = [
+            serde_json::json!([0.1, "o", "$ "]),
+            serde_json::json!([0.2, "i", "ask\r"]),
+            serde_json::json!([0.3, "o", "ask\r\nThe answer is **42**.\r\n"]),
+            serde_json::json!([0.4, "h", String::from_utf8(frame).unwrap()]),
+            serde_json::json!([0.5, "o", "$ "]),
+        ];
+        let mut cast = String::from("{\"version\": 2, \"width\": 80, \"height\": 24}\n");
+        for event in events {
+            cast.push_str(&event.to_string());
+            cast.push('\n');
+        }
+        let path = dir.join("hooked.cast");
+        std::fs::write(&path, cast).unwrap();
+        path
+    }
+
+    fn turns(path: &std::path::Path, hooks: Option<ReplayHooks>) -> Vec<serde_json::Value> {
+        let config = DetectorConfig::new(clippy_turn::Preset::named("shell").unwrap());
+        let mut out = Vec::new();
+        run(path, config, hooks, true, &mut out).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn hook_reports_end_turns_unless_turned_off() {
+        let dir = std::env::temp_dir().join(format!("clippy-replay-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = recording(&dir);
+        for hooks in [None, Some(ReplayHooks::On), Some(ReplayHooks::Only)] {
+            let turns = turns(&path, hooks);
+            assert_eq!(turns.len(), 1, "{hooks:?}: {turns:?}");
+            assert_eq!(turns[0]["message"], "The answer is **42**.", "{hooks:?}");
+            assert_eq!(turns[0]["ended_by_agent"], true, "{hooks:?}");
+            assert_eq!(turns[0]["text"], "The answer is **42**.", "{hooks:?}");
+        }
+        let off = turns(&path, Some(ReplayHooks::Off));
+        assert_eq!(off.len(), 1, "{off:?}");
+        assert_eq!(off[0]["message"], serde_json::Value::Null);
+        assert_eq!(off[0]["ended_by_agent"], false);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -117,9 +117,12 @@ impl Events {
     }
 }
 
-/// What the broker asks the loop to do.
+/// What the broker (or the agent's hooks) ask the loop to do.
 #[derive(Debug)]
-pub enum FromBrokerCommand {
+pub enum LoopCommand {
+    /// The agent's hook reported (or sent something unreadable): handed to the tap in order
+    /// with the output read so far.
+    AgentReport(Result<clippy_hooks::Report, String>),
     /// Write these bytes to the child, as typed.
     Input(Vec<u8>),
     /// Kill the child's process group (`end-session --force`).
@@ -129,13 +132,15 @@ pub enum FromBrokerCommand {
 }
 
 /// Where the broker's commands go: a channel to the loop, and the waker that makes it look.
+#[derive(Clone)]
 pub struct Injector {
-    pub tx: Sender<FromBrokerCommand>,
+    pub tx: Sender<LoopCommand>,
     pub waker: Arc<mio::Waker>,
 }
 
 impl Injector {
-    fn pass(&self, command: FromBrokerCommand) {
+    /// Queues `command` for the loop and wakes it (dropped once the loop is gone).
+    pub fn pass(&self, command: LoopCommand) {
         if self.tx.send(command).is_ok() {
             let _ = self.waker.wake();
         }
@@ -173,6 +178,11 @@ struct TurnLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     content_b64: Option<String>,
     text: &'a str,
+    /// The agent's own final message, when its hooks gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    /// The turn ended at the agent's word (its hook).
+    ended_by_agent: bool,
 }
 
 /// Starts the sink thread; opening the turn log is the only thing that can fail here.
@@ -255,15 +265,15 @@ impl Sink {
                 Some(SinkInput::Session(event)) => self.session_event(event),
                 Some(SinkInput::Rendered(rendered)) => self.turn_rendered(*rendered),
                 Some(SinkInput::Broker(FromBroker::Inject(data))) => {
-                    self.options.injector.pass(FromBrokerCommand::Input(data));
+                    self.options.injector.pass(LoopCommand::Input(data));
                 }
                 Some(SinkInput::Broker(FromBroker::Terminate)) => {
-                    self.options.injector.pass(FromBrokerCommand::Terminate);
+                    self.options.injector.pass(LoopCommand::Terminate);
                 }
                 Some(SinkInput::Broker(FromBroker::Screen { request, history })) => {
                     self.options
                         .injector
-                        .pass(FromBrokerCommand::Screen { request, history });
+                        .pass(LoopCommand::Screen { request, history });
                 }
             }
         }
@@ -380,6 +390,7 @@ impl Sink {
                 cwd: turn.cwd,
                 input: Some(turn.input).filter(|i| !i.is_empty()),
                 spool_span,
+                message: turn.message,
             });
         }
     }
@@ -421,6 +432,8 @@ impl Sink {
                 )
             }),
             text,
+            message: turn.message.as_deref(),
+            ended_by_agent: turn.ended_by_agent,
         };
         let mut record = serde_json::to_vec(&line).unwrap_or_default();
         record.push(b'\n');

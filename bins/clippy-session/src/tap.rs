@@ -10,10 +10,14 @@
 //! are at most a few KiB, so a few MiB); only if detection fell that far behind would the loop
 //! wait, which bounds memory whatever the child writes.
 
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use clippy_proto::{MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress, ScreenData};
+use clippy_hooks::Report;
+use clippy_proto::{
+    MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress, ScreenData, WaitingState,
+};
 use clippy_spool::SpoolWriter;
 use clippy_turn::{Event, Phase, TurnDetector};
 
@@ -21,6 +25,9 @@ use crate::sink::{Events, SessionEvent};
 
 /// Chunks the channel holds before the loop has to wait.
 const CAPACITY: usize = 1024;
+/// How long a turn one source says ended waits for the other (the screen for the agent's hook,
+/// or the reverse) before it ends anyway, as a disagreement (CONTRACTS/HOOKS.md).
+pub const AGREEMENT_GRACE: Duration = Duration::from_secs(2);
 
 /// What the loop reports, in order.
 #[derive(Debug)]
@@ -36,6 +43,8 @@ pub enum Tapped {
     /// lines of history: taken after everything handed over before it, so it shows all the
     /// output read so far.
     Screen { request: u64, history: u32 },
+    /// The agent's hook reported, or sent something unreadable (why).
+    Agent(Result<Report, String>),
 }
 
 /// The loop's end of the tap.
@@ -45,16 +54,18 @@ pub struct Tap {
 }
 
 impl Tap {
-    /// Starts the tap thread, which owns the detector and the spool and reports to `events`.
+    /// Starts the tap thread, which owns the detector and the spool and reports to `events`;
+    /// `hooks_wired`: the agent's hooks were wired for this run.
     pub fn start(
         detector: TurnDetector,
         spool: SpoolWriter,
         events: Events,
+        hooks_wired: bool,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(CAPACITY);
         let thread = std::thread::Builder::new()
             .name("clippy-session-tap".into())
-            .spawn(move || run(rx, detector, spool, events))?;
+            .spawn(move || run(rx, detector, spool, events, hooks_wired))?;
         Ok(Self { tx, thread })
     }
 
@@ -77,7 +88,10 @@ fn run(
     detector: TurnDetector,
     spool: SpoolWriter,
     events: Events,
+    hooks_wired: bool,
 ) -> SpoolWriter {
+    let mut progress = Progress::default();
+    progress.hooks.wired = hooks_wired;
     let mut tap = TapState {
         detector,
         spool: BatchedSpool {
@@ -86,10 +100,14 @@ fn run(
             failed: false,
         },
         events,
-        progress: Progress::default(),
+        progress,
         reported: None,
+        settle_at: None,
     };
     loop {
+        if tap.settle_at.is_some_and(|at| Instant::now() >= at) {
+            tap.settle();
+        }
         let tapped = match rx.try_recv() {
             Ok(tapped) => tapped,
             Err(TryRecvError::Empty) => {
@@ -100,9 +118,14 @@ fn run(
                 if tap.detector.catch_up_screen() {
                     continue;
                 }
-                match rx.recv() {
+                let next = match tap.settle_at {
+                    Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match next {
                     Ok(tapped) => tapped,
-                    Err(_) => break,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break,
                 }
             }
             Err(TryRecvError::Disconnected) => break,
@@ -155,6 +178,8 @@ struct TapState {
     progress: Progress,
     /// What was last reported.
     reported: Option<Progress>,
+    /// When a turn waiting for its two sources to agree ends anyway.
+    settle_at: Option<Instant>,
 }
 
 impl TapState {
@@ -205,6 +230,10 @@ impl TapState {
             }
             Tapped::Input { bytes, human } => {
                 let events: Vec<Event> = self.detector.feed_input(&bytes).collect();
+                // The agent's question is answered: keys other than moving through its menu.
+                if events.iter().any(|e| matches!(e, Event::KeysPressed)) && !moves_only(&bytes) {
+                    self.progress.waiting = None;
+                }
                 // Only a key is a person at work: focus events, mouse reports and the replies
                 // to an agent's queries arrive on the same input, and counting them would
                 // reset the routes' hop counts with nobody there (CONTRACTS/ROUTING.md).
@@ -225,10 +254,69 @@ impl TapState {
                 });
                 Vec::new()
             }
+            Tapped::Agent(report) => self.agent_report(report),
         };
+        self.take_events(detected);
+    }
+
+    /// What the agent's hook said: the detector takes turn ends and prompts; waiting is the
+    /// session's state until the next key, prompt or turn end.
+    fn agent_report(&mut self, report: Result<Report, String>) -> Vec<Event> {
+        let hooks = &mut self.progress.hooks;
+        let report = match report {
+            Ok(report) => report,
+            Err(_) => {
+                hooks.rejected += 1;
+                return Vec::new();
+            }
+        };
+        hooks.reports += 1;
+        match &report {
+            Report::PromptSubmitted { .. } => self.progress.waiting = None,
+            Report::Waiting(waiting) => {
+                self.progress.waiting = Some(WaitingState {
+                    kind: waiting.kind.clone(),
+                    tool: waiting.tool.clone(),
+                    input: waiting.input.clone(),
+                    message: waiting.message.clone(),
+                    since: now_ms(),
+                });
+            }
+            Report::TurnEnded { .. } | Report::Other { .. } => {}
+        }
+        match crate::agent_hooks::signal_of(&report) {
+            Some(signal) => self.detector.feed_agent(signal).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Ends a turn that waited too long for its two sources to agree.
+    fn settle(&mut self) {
+        self.settle_at = None;
+        let events: Vec<Event> = self.detector.settle().collect();
+        self.take_events(events);
+    }
+
+    /// Reports what the detector found.
+    fn take_events(&mut self, detected: Vec<Event>) {
         for event in detected {
             let out = match event {
+                Event::AwaitingAgreement => {
+                    self.settle_at = Some(Instant::now() + AGREEMENT_GRACE);
+                    continue;
+                }
+                Event::Disagreement { reason } => {
+                    let hooks = &mut self.progress.hooks;
+                    hooks.disagreements += 1;
+                    hooks.last_disagreement = Some(reason);
+                    continue;
+                }
                 Event::TurnCompleted(turn) => {
+                    self.settle_at = None;
+                    self.progress.waiting = None;
+                    if turn.ended_by_agent {
+                        self.progress.hooks.turn_ends += 1;
+                    }
                     // The span is mapped through what the spool has written.
                     self.spool.flush(&self.events);
                     self.report_spool_growth();
@@ -285,9 +373,63 @@ fn screen_data(detector: &mut TurnDetector, history: u32) -> ScreenData {
     screen
 }
 
+/// Whether `bytes` are only keys that move through a menu (arrows, Home/End, Page Up/Down, Tab),
+/// which answer no question.
+fn moves_only(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        rest = match rest {
+            [b'\t', tail @ ..] => tail,
+            [0x1b, b'O', b'A'..=b'D' | b'H' | b'F', tail @ ..] => tail,
+            [0x1b, b'[', tail @ ..] => {
+                let params = tail
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || **b == b';')
+                    .count();
+                match tail.get(params) {
+                    Some(b'A'..=b'D' | b'H' | b'F' | b'Z' | b'~') => &tail[params + 1..],
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    !bytes.is_empty()
+}
+
 /// Unix time in milliseconds.
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moves_only;
+
+    #[test]
+    fn moving_through_a_menu_answers_nothing() {
+        for keys in [
+            &b"\x1b[B"[..],
+            b"\x1b[A\x1b[A",
+            b"\x1bOB",
+            b"\t",
+            b"\x1b[6~",
+            b"\x1b[1;2B",
+        ] {
+            assert!(moves_only(keys), "{keys:?}");
+        }
+        for keys in [
+            &b"1"[..],
+            b"\r",
+            b"y",
+            b"\x1b",
+            b"\x1b[B\r",
+            b"",
+            b"\x1b[200~x",
+        ] {
+            assert!(!moves_only(keys), "{keys:?}");
+        }
+    }
 }

@@ -1325,6 +1325,7 @@ impl WireSession {
             cwd: None,
             input: None,
             spool_span: None,
+            message: None,
         };
         let session = self.session.clone();
         self.client

@@ -152,12 +152,16 @@ pub struct SessionConfig {
     /// every layer's `[session.presets]` merged over it key by key. An entry set to `""` in a
     /// file removes the mapping, so it never appears here.
     pub presets: BTreeMap<String, String>,
+    /// Whether `clippy-session` wires a known agent's own hooks (Claude Code, Codex, Gemini
+    /// CLI) for each run, so turns end at the agent's word (CONTRACTS/HOOKS.md). Default true.
+    pub agent_hooks: bool,
 }
 
 impl Default for SessionConfig {
     fn default() -> SessionConfig {
         SessionConfig {
             max_turn_bytes: DEFAULT_MAX_TURN_BYTES,
+            agent_hooks: true,
             presets: DEFAULT_PRESETS
                 .iter()
                 .map(|&(command, preset)| (command.to_owned(), preset.to_owned()))
@@ -297,6 +301,7 @@ impl Config {
             broker_event_history,
             session_max_turn_bytes,
             session_presets,
+            session_agent_hooks,
             ctl_format,
             desktop_resolver,
             hotkeys,
@@ -315,6 +320,9 @@ impl Config {
         }
         if let Some(value) = session_max_turn_bytes {
             self.session.max_turn_bytes = value;
+        }
+        if let Some(value) = session_agent_hooks {
+            self.session.agent_hooks = value;
         }
         // Key by key: a layer's `[session.presets]` adds or replaces entries, never the map.
         self.session.presets.extend(session_presets);

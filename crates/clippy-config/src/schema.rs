@@ -21,7 +21,7 @@ const BROKER_KEYS: &[&str] = &[
     "submit_delay_ms",
     "event_history",
 ];
-const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets"];
+const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets", "agent_hooks"];
 const CTL_KEYS: &[&str] = &["format"];
 const DESKTOP_KEYS: &[&str] = &["resolver"];
 const HOTKEY_KEYS: &[&str] = &["capture", "paste", "deliver_clipboard", "capture_and_copy"];
@@ -38,6 +38,7 @@ pub(crate) struct Partial {
     pub(crate) session_max_turn_bytes: Option<usize>,
     /// Entries to merge over the lower layers' map; `""` removes a mapping.
     pub(crate) session_presets: BTreeMap<String, String>,
+    pub(crate) session_agent_hooks: Option<bool>,
     pub(crate) ctl_format: Option<OutputFormat>,
     pub(crate) desktop_resolver: Option<String>,
     /// `[hotkeys]` entries set by this layer: action name → binding (`""`: no binding).
@@ -87,6 +88,12 @@ pub(crate) fn read(
                                 Some(cx.count(&key, value, 1, MAX_TURN_BYTES_LIMIT)?);
                         }
                         "presets" => partial.session_presets = cx.presets(&key, value)?,
+                        "agent_hooks" => {
+                            let Value::Boolean(on) = *value else {
+                                return Err(cx.wrong_type(&key, "true or false", value));
+                            };
+                            partial.session_agent_hooks = Some(on);
+                        }
                         _ => return Err(cx.unknown(key, SESSION_KEYS)),
                     }
                 }

@@ -217,7 +217,7 @@ impl ClipboardProvider for TmuxClipboard {
 /// The `bind-key` lines for `.tmux.conf` that run `ctl` (the path of `clippy-ctl`) for each
 /// binding: `capture --focused`, `paste --focused`, and so on, with `--notify` so the result
 /// shows in tmux's status line. Keys are in the root table (no prefix), named as
-/// [`Binding::tmux_key`] says. Paste and copy relay the text a person saw (`--format text`),
+/// [`Binding::tmux_key`] says. Paste and copy relay the agent's own message (`--format message`, the text a person saw when it has none),
 /// as the X11 hotkeys do: raw bytes would bring the reply's escapes and final Enter along.
 ///
 /// ```
@@ -236,12 +236,12 @@ pub fn tmux_bindings(ctl: &str, bindings: &[(HotkeyAction, Binding)]) -> String 
     for (action, binding) in bindings {
         let command = match action {
             HotkeyAction::Capture => format!("{ctl} --notify capture --focused"),
-            HotkeyAction::Paste => format!("{ctl} --notify paste --focused --format text"),
+            HotkeyAction::Paste => format!("{ctl} --notify paste --focused --format message"),
             HotkeyAction::DeliverClipboard => {
-                format!("{ctl} --notify deliver clipboard --format text")
+                format!("{ctl} --notify deliver clipboard --format message")
             }
             HotkeyAction::CaptureAndCopy => format!(
-                "{ctl} --notify capture --focused && {ctl} --notify deliver clipboard --format text"
+                "{ctl} --notify capture --focused && {ctl} --notify deliver clipboard --format message"
             ),
         };
         // The command line is in double quotes for tmux; `ctl` is single-quoted for the shell
@@ -287,9 +287,9 @@ mod tests {
             lines,
             [
                 "bind-key -n M-C run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused\"",
-                "bind-key -n M-V run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify paste --focused --format text\"",
-                "bind-key -n C-M-y run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format text\"",
-                "bind-key -n M-F5 run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused && '/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format text\"",
+                "bind-key -n M-V run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify paste --focused --format message\"",
+                "bind-key -n C-M-y run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format message\"",
+                "bind-key -n M-F5 run-shell -b \"'/opt/clippy ctl/clippy-ctl' --notify capture --focused && '/opt/clippy ctl/clippy-ctl' --notify deliver clipboard --format message\"",
             ]
         );
     }

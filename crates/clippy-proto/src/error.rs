@@ -47,6 +47,9 @@ pub enum ErrorReason {
     RouteNotFound,
     /// No pending approval has that id.
     ApprovalNotFound,
+    /// The turn has no final message from the agent's own hooks (`format: message` asked of a
+    /// turn of an agent without hooks, or with them off): ask for another format.
+    NoMessage,
 }
 
 impl ErrorReason {
@@ -73,6 +76,7 @@ impl ErrorReason {
             Self::InvalidArgument => "invalid_argument",
             Self::RouteNotFound => "route_not_found",
             Self::ApprovalNotFound => "approval_not_found",
+            Self::NoMessage => "no_message",
         }
     }
 }

@@ -31,6 +31,9 @@ pub enum Format {
     Raw,
     /// The text a person saw (the rendered view), UTF-8.
     Text,
+    /// The agent's own final message, as its hooks reported it: the markdown the model wrote,
+    /// with no wrapping or decoration (CONTRACTS/HOOKS.md). A turn without one has none.
+    Message,
 }
 
 /// What a wrapper tells the broker about its session in `register`.
@@ -114,6 +117,57 @@ pub struct Progress {
     /// (typed or injected) wait in the wrapper. The broker injects nothing more until it has.
     #[serde(default)]
     pub input_blocked: bool,
+    /// The agent waits for the user (a permission request, a question), as its hooks said;
+    /// cleared by the next key, input or turn end.
+    #[serde(default)]
+    pub waiting: Option<WaitingState>,
+    /// What the agent's hooks have reported, and how often they and the screen disagreed.
+    #[serde(default)]
+    pub hooks: HookStats,
+}
+
+/// An agent waiting for the user, as its hooks reported it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingState {
+    /// `permission` (a tool needs approval) or `question` (the agent asks the user).
+    pub kind: String,
+    /// The tool asking, when the agent named it.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The tool's input as compact JSON, when the agent gave it.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The agent's own sentence about it, when it gave one.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Since when, Unix milliseconds by the wrapper's clock.
+    #[serde(default)]
+    pub since: u64,
+}
+
+/// A session's hook counters: how much the agent said through its hooks, and how often its
+/// word and the screen disagreed (a changed agent release shows up here as a number).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookStats {
+    /// Whether the wrapper wired the agent's hooks for this run.
+    #[serde(default)]
+    pub wired: bool,
+    /// Reports received from the agent's hooks.
+    #[serde(default)]
+    pub reports: u64,
+    /// Turns ended by the agent's own word.
+    #[serde(default)]
+    pub turn_ends: u64,
+    /// Reports that could not be read (malformed payloads, unknown agents).
+    #[serde(default)]
+    pub rejected: u64,
+    /// Times the hooks and the screen disagreed (the hook said done while the screen showed the
+    /// agent busy, or the screen showed it idle and no hook came).
+    #[serde(default)]
+    pub disagreements: u64,
+    /// The latest disagreement, in a sentence.
+    #[serde(default)]
+    pub last_disagreement: Option<String>,
 }
 
 /// Bytes of input waiting for a session's program to take them past which the session reports
@@ -176,6 +230,12 @@ pub struct SessionState {
     /// The spool file, when there is one.
     #[serde(default)]
     pub spool: Option<String>,
+    /// The agent waits for the user, as its hooks said.
+    #[serde(default)]
+    pub waiting: Option<WaitingState>,
+    /// The session's hook counters.
+    #[serde(default)]
+    pub hooks: HookStats,
 }
 
 /// A completed turn as a wrapper reports it in `turn_completed`.
@@ -209,6 +269,9 @@ pub struct TurnData {
     /// `[start, end)` of the turn in the session's spool, when known.
     #[serde(default)]
     pub spool_span: Option<(u64, u64)>,
+    /// The agent's own final message, when its hooks gave one.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// A turn's metadata, in listings and `turn` replies.
@@ -236,6 +299,9 @@ pub struct TurnMeta {
     /// Spool span, when known.
     #[serde(default)]
     pub spool_span: Option<(u64, u64)>,
+    /// Bytes of the agent's own final message, when its hooks gave one.
+    #[serde(default)]
+    pub message_length: Option<u32>,
 }
 
 /// One session in a `sessions` reply.
@@ -264,6 +330,9 @@ pub struct SessionSummary {
     /// Whether its child has bracketed paste enabled.
     #[serde(default)]
     pub bracketed_paste: bool,
+    /// What the agent waits for (`permission`, `question`), when its hooks said it waits.
+    #[serde(default)]
+    pub waiting: Option<String>,
 }
 
 /// What a route's handoffs are.
@@ -411,6 +480,12 @@ pub struct EventRecord {
     /// A sentence for humans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The tool a waiting agent asks to use (`session.waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// That tool's input as compact JSON (`session.waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
     /// For `events.missed` (id 0, not itself an event of the stream): how many events after
     /// the `since` asked for are no longer kept in the broker's history.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,14 +3,16 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format, FrameDecoder, InboxItem, MAX_FRAME, MAX_SCREEN_BYTES,
-    Message, Mode, PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec,
-    ScreenData, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, decode, encode,
+    ErrorReason, EventRecord, Format, FrameDecoder, HookStats, InboxItem, MAX_FRAME,
+    MAX_SCREEN_BYTES, Message, Mode, PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind,
+    RouteSpec, ScreenData, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta,
+    WaitingState, decode, encode,
 };
 
 fn meta() -> TurnMeta {
     TurnMeta {
         turn_id: "abc:3".into(),
+        message_length: Some(8),
         timestamp: 1_700_000_000_000,
         byte_length: 5,
         interrupted: true,
@@ -90,6 +92,7 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             turn: TurnData {
                 seq: 3,
+                message: Some("**done**".into()),
                 timestamp: 5,
                 content: bytes.clone(),
                 text: "hi".into(),
@@ -142,6 +145,21 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             progress: Progress {
                 spool_size: 120,
+                waiting: Some(WaitingState {
+                    kind: "permission".into(),
+                    tool: Some("Bash".into()),
+                    input: Some(r#"{"command":"ls"}"#.into()),
+                    message: None,
+                    since: 7,
+                }),
+                hooks: HookStats {
+                    wired: true,
+                    reports: 3,
+                    turn_ends: 1,
+                    rejected: 0,
+                    disagreements: 1,
+                    last_disagreement: Some("late".into()),
+                },
                 mode: Mode::Idle,
                 prompts: 3,
                 inputs: 2,
@@ -283,6 +301,7 @@ fn every_message() -> Vec<Message> {
             id: 10,
             sessions: vec![SessionSummary {
                 session: "abc".into(),
+                waiting: Some("permission".into()),
                 name: None,
                 pid: 42,
                 command: vec![],
@@ -323,6 +342,8 @@ fn every_message() -> Vec<Message> {
             id: 20,
             status: SessionState {
                 session: "abc".into(),
+                waiting: None,
+                hooks: HookStats::default(),
                 name: None,
                 pid: 42,
                 connected: true,

@@ -75,8 +75,8 @@ pub enum RegistryError {
         turn_id: TurnId,
     },
 
-    /// A content format name other than `raw` or `text`.
-    #[error("unknown format {input:?}: expected \"raw\" or \"text\"")]
+    /// A content format name other than `raw`, `text` or `message`.
+    #[error("unknown format {input:?}: expected \"raw\", \"text\" or \"message\"")]
     UnknownFormat {
         /// The name given.
         input: String,

@@ -30,13 +30,17 @@ pub struct TurnMeta {
     pub input: Option<String>,
     /// The turn's content as a `[start, end)` byte span of the session's spool, when known.
     pub spool_span: Option<(u64, u64)>,
+    /// Length in bytes of the agent's own final message as stored (after any truncation), when
+    /// its hooks gave one ([`TurnRecord::message`]).
+    pub message_length: Option<u32>,
 }
 
-/// A completed turn: its [`TurnMeta`], its raw content and its rendered text.
+/// A completed turn: its [`TurnMeta`], its raw content, its rendered text and — when the agent's
+/// hooks reported it — the agent's own final message.
 ///
-/// Content and text are reference-counted, so cloning a record, listing it, or capturing it into
-/// a [`RelayBuffer`](crate::RelayBuffer) never copies the bytes. Build one with
-/// [`TurnRecord::new`] and the `with_*` methods; the byte length is computed, never given.
+/// Content, text and message are reference-counted, so cloning a record, listing it, or
+/// capturing it into a [`RelayBuffer`](crate::RelayBuffer) never copies the bytes. Build one
+/// with [`TurnRecord::new`] and the `with_*` methods; the byte lengths are computed, never given.
 ///
 /// ```
 /// use clippy_registry::{TurnId, TurnRecord};
@@ -48,6 +52,11 @@ pub struct TurnMeta {
 /// assert_eq!(record.text(), "hi\n");
 /// assert_eq!(record.meta().byte_length, 11);
 /// assert_eq!(record.meta().exit_code, Some(0));
+/// assert_eq!(record.message(), None);
+///
+/// let answered = record.with_message("**hi**");
+/// assert_eq!(answered.message(), Some("**hi**"));
+/// assert_eq!(answered.meta().message_length, Some(6));
 /// # Ok::<(), clippy_registry::RegistryError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,11 +64,13 @@ pub struct TurnRecord {
     meta: TurnMeta,
     content: Arc<[u8]>,
     text: Arc<str>,
+    /// The agent's own final message, from its hooks; `None` for a turn without one.
+    message: Option<Arc<str>>,
 }
 
 impl TurnRecord {
     /// A record with the given ID, completion time (Unix ms), raw content and rendered text;
-    /// not interrupted, not truncated, no optional metadata.
+    /// not interrupted, not truncated, no optional metadata, no message.
     ///
     /// `byte_length` is the content's length (saturating at `u32::MAX`; a
     /// [`Registry`](crate::Registry) cuts content to its limit, which is at most `u32::MAX`, so a
@@ -83,9 +94,11 @@ impl TurnRecord {
                 cwd: None,
                 input: None,
                 spool_span: None,
+                message_length: None,
             },
             content,
             text: text.into(),
+            message: None,
         }
     }
 
@@ -132,6 +145,16 @@ impl TurnRecord {
         self
     }
 
+    /// Sets the agent's own final message (what its hooks reported at the end of the turn),
+    /// and `message_length` with it.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<Arc<str>>) -> TurnRecord {
+        let message = message.into();
+        self.meta.message_length = Some(saturating_u32(message.len()));
+        self.message = Some(message);
+        self
+    }
+
     /// The metadata.
     #[must_use]
     pub fn meta(&self) -> &TurnMeta {
@@ -168,31 +191,59 @@ impl TurnRecord {
         &self.text
     }
 
-    /// Bytes held by content and text together (what [`Registry::total_bytes`] adds up).
+    /// The agent's own final message, when its hooks reported one: the markdown the model
+    /// wrote, without the terminal's wrapping or decoration.
+    #[must_use]
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    /// The shared message, for handing to another owner without a copy.
+    #[must_use]
+    pub fn message_arc(&self) -> Option<&Arc<str>> {
+        self.message.as_ref()
+    }
+
+    /// Bytes held by content, text and message together (what [`Registry::total_bytes`] adds
+    /// up).
     ///
     /// [`Registry::total_bytes`]: crate::Registry::total_bytes
     #[must_use]
     pub fn held_bytes(&self) -> usize {
-        self.content.len() + self.text.len()
+        self.content.len() + self.text.len() + self.message.as_ref().map_or(0, |m| m.len())
     }
 
-    /// Cuts content and text to at most `limit` bytes each (text at a char boundary), setting
-    /// `truncated` and `byte_length` when anything was cut. Only an oversize part is copied.
+    /// Cuts content, text and message to at most `limit` bytes each (text and message at a char
+    /// boundary), setting `truncated`, `byte_length` and `message_length` when anything was cut.
+    /// Only an oversize part is copied.
     pub(crate) fn truncate_to(&mut self, limit: usize) {
         if self.content.len() > limit {
             self.content = Arc::from(&self.content[..limit]);
             self.meta.truncated = true;
         }
-        if self.text.len() > limit {
-            let mut end = limit;
-            while !self.text.is_char_boundary(end) {
-                end -= 1;
-            }
-            self.text = Arc::from(&self.text[..end]);
+        if let Some(text) = cut_str(&self.text, limit) {
+            self.text = text;
+            self.meta.truncated = true;
+        }
+        if let Some(message) = self.message.as_ref().and_then(|m| cut_str(m, limit)) {
+            self.meta.message_length = Some(saturating_u32(message.len()));
+            self.message = Some(message);
             self.meta.truncated = true;
         }
         self.meta.byte_length = saturating_u32(self.content.len());
     }
+}
+
+/// `s` cut to at most `limit` bytes at a char boundary, or `None` when it fits.
+fn cut_str(s: &str, limit: usize) -> Option<Arc<str>> {
+    if s.len() <= limit {
+        return None;
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(Arc::from(&s[..end]))
 }
 
 fn saturating_u32(n: usize) -> u32 {
@@ -218,6 +269,8 @@ mod tests {
             (m.exit_code, &m.cwd, &m.input, m.spool_span),
             (None, &None, &None, None)
         );
+        assert_eq!((r.message(), m.message_length), (None, None));
+        assert_eq!(r.held_bytes(), 6);
     }
 
     #[test]
@@ -238,6 +291,20 @@ mod tests {
     }
 
     #[test]
+    fn a_message_is_kept_measured_and_counted() {
+        let r = rec(b"\x1b[1mok\x1b[0m", "ok").with_message("**ok** \u{e9}");
+        assert_eq!(r.message(), Some("**ok** \u{e9}"));
+        assert_eq!(r.meta().message_length, Some(9), "bytes, not chars");
+        assert_eq!(r.meta().byte_length, 10, "the raw length is untouched");
+        assert_eq!(r.held_bytes(), 10 + 2 + 9);
+        let c = r.clone();
+        assert!(Arc::ptr_eq(
+            r.message_arc().expect("message"),
+            c.message_arc().expect("message")
+        ));
+    }
+
+    #[test]
     fn clones_share_content_and_text() {
         let r = rec(b"shared", "shared");
         let c = r.clone();
@@ -253,6 +320,22 @@ mod tests {
         assert_eq!(r.meta().byte_length, 2);
         assert_eq!(r.text(), "h", "é is two bytes and does not fit");
         assert!(r.meta().truncated);
+    }
+
+    #[test]
+    fn truncate_cuts_the_message_at_a_char_boundary_too() {
+        let mut r = rec(b"ab", "ab").with_message("a\u{e9}b");
+        r.truncate_to(2);
+        assert_eq!(r.message(), Some("a"), "é is two bytes and does not fit");
+        assert_eq!(r.meta().message_length, Some(1));
+        assert!(r.meta().truncated);
+        assert_eq!(r.content(), b"ab", "content within the limit is kept");
+        // A message within the limit is not copied.
+        let mut r = rec(b"abc", "abc").with_message("ok");
+        let before = Arc::clone(r.message_arc().expect("message"));
+        r.truncate_to(3);
+        assert!(!r.meta().truncated);
+        assert!(Arc::ptr_eq(&before, r.message_arc().expect("message")));
     }
 
     #[test]

@@ -183,8 +183,8 @@ impl Registry {
         self.sessions.keys().map(String::as_str)
     }
 
-    /// Stores a completed turn as its session's latest, cutting content and text to
-    /// [`RegistryConfig::max_turn_bytes`] (setting `truncated` and `byte_length`) and evicting
+    /// Stores a completed turn as its session's latest, cutting content, text and message to
+    /// [`RegistryConfig::max_turn_bytes`] each (setting `truncated` and the lengths) and evicting
     /// the session's oldest turn if its ring is full.
     ///
     /// A seq at or below the highest already seen for the session stores nothing and returns
@@ -274,7 +274,8 @@ impl Registry {
         Ok((last > 0).then_some(last))
     }
 
-    /// Bytes of content and text held by all rings, for memory accounting. Bytes shared with a
+    /// Bytes of content, text and messages held by all rings, for memory accounting. Bytes
+    /// shared with a
     /// [`RelayBuffer`](crate::RelayBuffer) count here while a ring holds them.
     #[must_use]
     pub fn total_bytes(&self) -> usize {
@@ -452,6 +453,24 @@ mod tests {
     }
 
     #[test]
+    fn messages_are_cut_like_text_and_counted_until_evicted() {
+        let mut r = registry(1, 4);
+        r.add_session("s").expect("add");
+        r.insert(rec("s", 1, "ab").with_message("abcdefgh"))
+            .expect("insert");
+        let t = r.latest("s").expect("latest");
+        assert_eq!(t.message(), Some("abcd"));
+        assert_eq!(t.meta().message_length, Some(4));
+        assert!(t.meta().truncated, "the message was cut");
+        assert_eq!(r.total_bytes(), 2 + 2 + 4);
+        // Evicting it frees its message too.
+        r.insert(rec("s", 2, "xyz")).expect("insert");
+        assert_eq!(r.total_bytes(), 3 + 3);
+        assert!(r.remove_session("s"));
+        assert_eq!(r.total_bytes(), 0);
+    }
+
+    #[test]
     fn latest_and_list_errors() {
         let mut r = Registry::default();
         assert_eq!(
@@ -557,7 +576,10 @@ mod tests {
             r.add_session("s").expect("add");
             let mut accepted = Vec::new();
             for (seq, body) in &inserts {
-                let outcome = r.insert(rec("s", *seq, body)).expect("insert");
+                // Every other turn has a message from the agent's hooks, counted and cut too.
+                let record = rec("s", *seq, body);
+                let record = if seq % 2 == 0 { record.with_message(body.repeat(2)) } else { record };
+                let outcome = r.insert(record).expect("insert");
                 let is_new = accepted.last().is_none_or(|last| seq > last);
                 prop_assert_eq!(outcome.is_stored(), is_new);
                 prop_assert_eq!(outcome.turn_id(), &id("s", *seq));
@@ -572,7 +594,9 @@ mod tests {
             prop_assert_eq!(r.total_bytes(), held);
             for t in r.list("s", None).expect("list") {
                 prop_assert!(t.content().len() <= max_bytes && t.text().len() <= max_bytes);
+                prop_assert!(t.message().is_none_or(|m| m.len() <= max_bytes));
                 prop_assert_eq!(t.meta().byte_length as usize, t.content().len());
+                prop_assert_eq!(t.meta().message_length.map(|n| n as usize), t.message().map(str::len));
             }
             for seq in &accepted {
                 prop_assert_eq!(r.get(&id("s", *seq)).is_ok(), expected.contains(seq));

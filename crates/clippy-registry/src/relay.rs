@@ -2,10 +2,10 @@
 
 use crate::{TurnId, TurnRecord};
 
-/// Holds at most one captured turn: its ID, metadata, content and text (CONTRACT_REGISTRY: the
-/// relay buffer stores "the Turn ID plus a copy of the content bytes").
+/// Holds at most one captured turn: its ID, metadata, content, text and message, when it has one
+/// (CONTRACT_REGISTRY: the relay buffer stores "the Turn ID plus a copy of the content bytes").
 ///
-/// The copy is a clone of the [`TurnRecord`], so content and text are shared with the ring, not
+/// The copy is a clone of the [`TurnRecord`], so its bytes are shared with the ring, not
 /// duplicated; the relay keeps them alive on its own, so the captured turn survives its eviction
 /// from the ring and the removal of its session. The metadata comes along because a
 /// [`Sink`](crate::Sink) needs it to deliver.
@@ -65,7 +65,8 @@ impl RelayBuffer {
         self.slot.is_none()
     }
 
-    /// Bytes of content and text held (shared with a ring while the turn is still in one).
+    /// Bytes of content, text and message held (shared with a ring while the turn is still in
+    /// one).
     #[must_use]
     pub fn held_bytes(&self) -> usize {
         self.slot.as_ref().map_or(0, TurnRecord::held_bytes)

@@ -444,10 +444,10 @@ impl State {
             let Some(route) = self.routing.routes.get_mut(&key) else {
                 continue;
             };
-            let turn = match route.format {
-                WireFormat::Text => record.text().to_owned(),
-                WireFormat::Raw => String::from_utf8_lossy(record.content()).into_owned(),
-            };
+            // Raw bytes as UTF-8, lossily; a message the turn does not have (an agent without
+            // hooks) is its text view: a route never stops for want of hooks.
+            let turn =
+                String::from_utf8_lossy(super::format_of(route.format).select(record)).into_owned();
             // A turn with nothing to read (its text view is blank) is not worth a handoff.
             if turn.trim().is_empty() {
                 continue;
@@ -787,7 +787,7 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use clippy_proto::{Progress, Role};
+    use clippy_proto::{Progress, Role, TurnData};
 
     use super::*;
     use crate::state::ConnId;
@@ -1372,6 +1372,37 @@ mod tests {
             stalled.hashes[0],
             format!("{:016x}", content_hash("text of LGTM"))
         );
+    }
+
+    #[test]
+    fn a_message_route_hands_over_the_agents_own_word_or_else_the_text() {
+        let mut pair = Pair::new();
+        let added = pair.route(RouteSpec {
+            format: Some(WireFormat::Message),
+            ..pair.spec()
+        });
+        assert_eq!(added.format, WireFormat::Message);
+        // A turn with a message from the agent's hooks: the message goes over.
+        pair.seq += 1;
+        let turn = TurnData {
+            message: Some("**42**".into()),
+            ..crate::state::tests::turn_data(pair.seq, "\u{1b}[1m42\u{1b}[0m")
+        };
+        let actions = pair.st.handle(
+            pair.a,
+            Message::TurnCompleted {
+                id: 3,
+                session: "a".into(),
+                turn,
+            },
+            NOW,
+        );
+        assert_eq!(pair.typed_into_b(&actions), [b"**42**\r".to_vec()]);
+        // A turn without one (hooks off, or another agent): its text view, not nothing.
+        pair.b_busy();
+        pair.b_idle();
+        let actions = pair.a_answers("43");
+        assert_eq!(pair.typed_into_b(&actions), [b"text of 43\r".to_vec()]);
     }
 
     #[test]

@@ -220,6 +220,8 @@ impl State {
         // The spool only grows: a report that says otherwise is stale or wrong, not a truncation.
         let spool_size = progress.spool_size.max(entry.live.progress.spool_size);
         let typed = progress.keystrokes > entry.live.progress.keystrokes;
+        let was_waiting = entry.live.progress.waiting.take();
+        let disagreements = entry.live.progress.hooks.disagreements;
         entry.live.progress = Progress {
             spool_size,
             ..progress
@@ -235,6 +237,8 @@ impl State {
         if typed {
             self.human_input(session);
         }
+        self.waiting_changed(session, was_waiting, out);
+        self.disagreed(session, disagreements, out);
         self.wake(session, out);
         self.pump_inbox(session, out);
         Ok(Outcome::Reply(Message::Done { id }))
@@ -536,6 +540,8 @@ impl State {
                 waiters: u32::try_from(waiters).unwrap_or(u32::MAX),
                 inbox: self.inbox_len(&session),
                 spool: entry.info.spool.clone(),
+                waiting: progress.waiting.clone(),
+                hooks: progress.hooks.clone(),
             },
         }))
     }

@@ -225,6 +225,7 @@ pub fn turn(seq: u64, content: &[u8], text: &str) -> TurnData {
         cwd: None,
         input: None,
         spool_span: None,
+        message: None,
     }
 }
 

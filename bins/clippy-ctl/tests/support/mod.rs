@@ -20,8 +20,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use clippy_proto::{
-    Client, ErrorReason, Format, FrameDecoder, Message, PROTOCOL_VERSION, Role, SessionInfo,
-    SessionSummary, TurnData, TurnMeta, decode, encode,
+    Client, ErrorReason, Format, FrameDecoder, HookStats, Message, Mode, PROTOCOL_VERSION,
+    Progress, Role, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, WaitingState,
+    decode, encode,
 };
 
 /// How long a test waits for anything before it fails.
@@ -332,6 +333,8 @@ fn with_id(mut message: Message, new: u32) -> Message {
         | Message::Turn { id, .. }
         | Message::Turns { id, .. }
         | Message::TurnRecorded { id, .. }
+        | Message::Status { id, .. }
+        | Message::Route { id, .. }
         | Message::Error { id, .. } => *id = new,
         _ => {}
     }
@@ -362,6 +365,10 @@ pub const TURN1: &[u8] = b"hello \x1b[1mworld\x1b[0m\n\ttab \\ \"quoted\" \xc3\x
 pub const TURN2: &[u8] = b"\xff\xfe bin \x1b[31mred\x1b[0m\r\n\x00end";
 /// The text view of turn 2.
 pub const TURN2_TEXT: &str = "bin red\nend";
+/// The agent's own final message for turn 2, from its hooks (turn 1 has none).
+pub const TURN2_MESSAGE: &str = "**bin** red\n\nend";
+/// The tool input `alpha` waits for permission to run with.
+pub const ALPHA_INPUT: &str = r#"{"command":"ls"}"#;
 /// When the turns completed.
 pub const T1: u64 = 1_700_000_000_123;
 pub const T2: u64 = 1_700_000_060_456;
@@ -377,6 +384,7 @@ struct FakeTurn {
     meta: TurnMeta,
     raw: &'static [u8],
     text: &'static str,
+    message: Option<&'static str>,
 }
 
 fn turns() -> Vec<FakeTurn> {
@@ -392,9 +400,11 @@ fn turns() -> Vec<FakeTurn> {
                 cwd: Some("/home/u".into()),
                 input: Some("dump\x1b[A".into()),
                 spool_span: Some((100, 125)),
+                message_length: Some(TURN2_MESSAGE.len() as u32),
             },
             raw: TURN2,
             text: TURN2_TEXT,
+            message: Some(TURN2_MESSAGE),
         },
         FakeTurn {
             meta: TurnMeta {
@@ -407,9 +417,11 @@ fn turns() -> Vec<FakeTurn> {
                 cwd: None,
                 input: Some("say hi".into()),
                 spool_span: None,
+                message_length: None,
             },
             raw: TURN1,
             text: "hello world\n",
+            message: None,
         },
     ]
 }
@@ -426,6 +438,7 @@ pub fn sessions() -> Vec<SessionSummary> {
             turns: 2,
             last_turn_id: Some(format!("{ALPHA}:2")),
             bracketed_paste: true,
+            waiting: Some("permission".into()),
         },
         SessionSummary {
             session: BETA.into(),
@@ -437,8 +450,52 @@ pub fn sessions() -> Vec<SessionSummary> {
             turns: 0,
             last_turn_id: None,
             bracketed_paste: false,
+            waiting: None,
         },
     ]
+}
+
+/// `status SESSION` of the standard fake: `alpha` waits for permission to run `ls` and has its
+/// hooks wired; `beta` has no hooks.
+pub fn session_state(session: &SessionSummary) -> SessionState {
+    let alpha = session.session == ALPHA;
+    SessionState {
+        session: session.session.clone(),
+        name: session.name.clone(),
+        pid: session.pid,
+        connected: session.connected,
+        mode: if alpha { Mode::Busy } else { Mode::Idle },
+        exec_running: false,
+        resume_cursor: 125,
+        prompt_cursor: None,
+        current_input: None,
+        last_turn_id: session.last_turn_id.clone(),
+        exit_code: None,
+        cwd: None,
+        bracketed_paste: session.bracketed_paste,
+        waiters: 0,
+        inbox: 0,
+        spool: None,
+        waiting: alpha.then(|| WaitingState {
+            kind: "permission".into(),
+            tool: Some("Bash".into()),
+            input: Some(ALPHA_INPUT.into()),
+            message: Some("Claude needs your permission to use Bash".into()),
+            since: T2,
+        }),
+        hooks: if alpha {
+            HookStats {
+                wired: true,
+                reports: 12,
+                turn_ends: 2,
+                rejected: 0,
+                disagreements: 1,
+                last_disagreement: Some("the screen showed a prompt and no hook came".into()),
+            }
+        } else {
+            HookStats::default()
+        },
+    }
 }
 
 impl Standard {
@@ -508,15 +565,34 @@ impl Standard {
             }),
             Message::GetTurn {
                 turn_id, format, ..
-            } => self.turn(turn_id).map(|t| {
+            } => self.turn(turn_id).and_then(|t| {
                 let content = match format {
                     Format::Raw => t.raw.to_vec(),
                     Format::Text => t.text.as_bytes().to_vec(),
+                    Format::Message => t
+                        .message
+                        .ok_or_else(|| {
+                            error(
+                                ErrorReason::NoMessage,
+                                &format!(
+                                    "turn {} has no final message from the agent's hooks",
+                                    t.meta.turn_id
+                                ),
+                            )
+                        })?
+                        .as_bytes()
+                        .to_vec(),
                 };
-                Reply::message(Message::Turn {
+                Ok(Reply::message(Message::Turn {
                     id: 0,
                     turn: t.meta,
                     content,
+                }))
+            }),
+            Message::SessionStatus { session, .. } => self.resolve(session).map(|s| {
+                Reply::message(Message::Status {
+                    id: 0,
+                    status: session_state(&s),
                 })
             }),
             Message::Capture { session, .. } => self.turn(session).map(|t| self.capture(t)),
@@ -698,6 +774,19 @@ impl FakeWrapper {
 
     /// Reports turn `seq` with `content`; returns its turn id.
     pub fn turn(&mut self, seq: u64, content: &[u8], text: &str, input: &str) -> String {
+        self.turn_with(seq, content, text, input, None)
+    }
+
+    /// Reports turn `seq` with `content` and, when given, the agent's own final `message`;
+    /// returns its turn id.
+    pub fn turn_with(
+        &mut self,
+        seq: u64,
+        content: &[u8],
+        text: &str,
+        input: &str,
+        message: Option<&str>,
+    ) -> String {
         let turn = TurnData {
             seq,
             timestamp: T1 + seq * 1000,
@@ -709,6 +798,7 @@ impl FakeWrapper {
             cwd: None,
             input: Some(input.into()),
             spool_span: None,
+            message: message.map(Into::into),
         };
         let session = self.session.clone();
         match self
@@ -719,6 +809,20 @@ impl FakeWrapper {
             Message::TurnRecorded { turn_id, .. } => turn_id,
             other => panic!("unexpected reply {other:?}"),
         }
+    }
+
+    /// Reports `progress` for the session, as the wrapper's sink thread would.
+    pub fn progress(&mut self, progress: Progress) {
+        let session = self.session.clone();
+        let reply = self
+            .client
+            .request(|id| Message::Progress {
+                id,
+                session,
+                progress,
+            })
+            .expect("progress");
+        assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
     }
 
     /// The next `inject` the broker sends.

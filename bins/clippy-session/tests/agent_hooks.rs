@@ -1,0 +1,226 @@
+//! End-to-end tests of the agents' own hooks (CONTRACTS/HOOKS.md): the wrapper wires them for
+//! one run, the agent runs the real `clippy-ctl hook`, and turns end at its word with its own
+//! final message. The agent is `tests/programs/hooked_agent.py` under the name of the agent it
+//! plays; its prompt is one no preset takes for a prompt, so only the hooks end its turns.
+
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use clippy_pty::ExitStatus;
+use serde_json::Value;
+
+use support::broker::{Fixture, ctl_bin};
+use support::{Spawn, TempDir, program, read_turn_log, settle};
+
+/// `hooked_agent.py` as `name` (claude, codex or gemini), in a folder of its own, with the
+/// `clippy-ctl` the wrapper points the hooks at beside it on `PATH`.
+fn agent_named(dir: &TempDir, name: &str) -> PathBuf {
+    let bin = dir.subdir("bin");
+    let agent = bin.join(name);
+    std::os::unix::fs::symlink(program("hooked_agent.py"), &agent).unwrap();
+    std::os::unix::fs::symlink(ctl_bin(), bin.join("clippy-ctl")).unwrap();
+    agent
+}
+
+fn path_with(bin: &Path) -> String {
+    format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display())
+}
+
+/// The prompt `hooked_agent.py` draws as `agent`.
+fn prompt_of(agent: &str) -> &'static str {
+    if agent == "claude" {
+        "\u{276f}\u{a0}"
+    } else {
+        "> "
+    }
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Asks two questions of `agent` with hooks wired and returns the turn log.
+fn two_questions(agent: &str) -> Vec<Value> {
+    let dir = TempDir::new();
+    let bin_agent = agent_named(&dir, agent);
+    let log = dir.join("turns.jsonl");
+    let mut term = Spawn::wrapper(
+        &dir,
+        ["--no-broker", "--turn-log", s(&log), "--", s(&bin_agent)],
+    )
+    .env("PATH", path_with(bin_agent.parent().unwrap()))
+    .start();
+    term.expect("hooks: wired");
+    term.expect("socket: set");
+    term.expect(prompt_of(agent));
+    for question in ["first question", "second question"] {
+        // Typed, then Enter once it shows, as a person does.
+        term.send(question);
+        term.expect(question);
+        term.send("\r");
+        term.expect("That is all.");
+        term.expect(prompt_of(agent));
+        settle("the turn ends at the hook", || {
+            read_turn_log(&log)
+                .iter()
+                .any(|t| t["input"].as_str() == Some(question))
+        });
+    }
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+    read_turn_log(&log)
+}
+
+fn assert_turns_carry_the_agents_messages(turns: &[Value]) {
+    assert_eq!(turns.len(), 2, "{turns:#?}");
+    for (turn, question) in turns.iter().zip(["first question", "second question"]) {
+        assert_eq!(turn["input"], question);
+        assert_eq!(turn["ended_by_agent"], true, "{turn}");
+        assert_eq!(
+            turn["message"].as_str(),
+            Some(format!("Read **{}** characters.\n\nThat is all.", question.len()).as_str()),
+            "the agent's own markdown, exactly"
+        );
+        // The hook's report reaches the wrapper's loop after the output before it, sometimes
+        // after the prompt drawn next as well; a prompt this preset does not know (`> `) is
+        // then the text view's last line.
+        let text = turn["text"].as_str().unwrap();
+        assert_eq!(
+            text.strip_suffix("\n>").unwrap_or(text),
+            format!("Read {} characters.\n\nThat is all.", question.len()),
+            "what the screen showed"
+        );
+    }
+}
+
+#[test]
+fn claude_turns_end_at_its_stop_hook_with_its_own_message() {
+    assert_turns_carry_the_agents_messages(&two_questions("claude"));
+}
+
+#[test]
+fn codex_turns_end_at_its_notify_program_with_its_own_message() {
+    assert_turns_carry_the_agents_messages(&two_questions("codex"));
+}
+
+#[test]
+fn gemini_turns_end_at_its_after_agent_hook_with_its_own_message() {
+    assert_turns_carry_the_agents_messages(&two_questions("gemini"));
+}
+
+#[test]
+fn without_agent_hooks_nothing_is_wired_and_no_socket_is_offered() {
+    let dir = TempDir::new();
+    let agent = agent_named(&dir, "claude");
+    let mut term = Spawn::wrapper(&dir, ["--no-broker", "--no-agent-hooks", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect("hooks: none");
+    term.expect("socket: unset");
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
+#[test]
+fn a_program_that_is_not_a_known_agent_gets_the_socket_but_no_wiring() {
+    let dir = TempDir::new();
+    let agent = agent_named(&dir, "myagent");
+    let mut term = Spawn::wrapper(&dir, ["--no-broker", "--preset", "claude", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect("hooks: none");
+    term.expect("socket: set");
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
+/// A permission request is the session's `waiting` state (with the tool and its input) until
+/// it is answered, and does not end the turn; the hooks' counters show in `status`.
+#[test]
+fn a_permission_request_is_a_waiting_state_not_a_turn_end() {
+    let fixture = Fixture::new();
+    let dir = &fixture.dir;
+    let agent = agent_named(dir, "claude");
+    let mut term = Spawn::wrapper(dir, ["--name", "hooked", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect(prompt_of("claude"));
+    fixture.wait_state("hooked", "registered", |_| true);
+    term.send("perm\r");
+    term.expect("(y/n) ");
+    let state = fixture.wait_state("hooked", "waiting", |state| state.waiting.is_some());
+    let waiting = state.waiting.unwrap();
+    assert_eq!(waiting.kind, "permission");
+    assert_eq!(waiting.tool.as_deref(), Some("Bash"));
+    assert_eq!(waiting.input.as_deref(), Some(r#"{"command":"ls"}"#));
+    assert!(state.last_turn_id.is_none(), "asking ends no turn");
+    term.send("y\r");
+    let state = fixture.wait_state("hooked", "a turn", |state| state.last_turn_id.is_some());
+    assert!(state.waiting.is_none(), "answered");
+    assert!(state.hooks.wired);
+    assert_eq!(state.hooks.turn_ends, 1);
+    assert_eq!(state.hooks.disagreements, 0);
+    assert!(state.hooks.reports >= 3, "{:?}", state.hooks);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
+/// A turn the screen ended and no hook reported ends anyway after the grace, without a
+/// message, counted as a disagreement in `status`.
+#[test]
+fn a_turn_no_hook_reports_ends_after_the_grace_as_a_disagreement() {
+    let fixture = Fixture::new();
+    let dir = &fixture.dir;
+    let agent = agent_named(dir, "claude");
+    let mut term = Spawn::wrapper(dir, ["--name", "quiet", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect(prompt_of("claude"));
+    fixture.wait_state("quiet", "registered", |_| true);
+    term.send("quiet\r");
+    term.expect("That is all.");
+    let state = fixture.wait_state("quiet", "a turn", |state| state.last_turn_id.is_some());
+    assert_eq!(state.hooks.turn_ends, 0);
+    assert_eq!(state.hooks.disagreements, 1);
+    assert_eq!(
+        state.hooks.last_disagreement.as_deref(),
+        Some("the screen showed the turn ended and no hook said so")
+    );
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
+/// What is not a hook report on the socket is counted as rejected and changes nothing else.
+#[test]
+fn garbage_on_the_hook_socket_is_rejected_and_the_session_goes_on() {
+    use std::io::Write;
+    let fixture = Fixture::new();
+    let dir = &fixture.dir;
+    let agent = agent_named(dir, "gemini");
+    let mut term = Spawn::wrapper(dir, ["--name", "g", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect("> ");
+    fixture.wait_state("g", "registered", |_| true);
+    let socket = dir.session_dirs()[0].join("hook.sock");
+    for garbage in [
+        &b"GET / HTTP/1.1\r\n\r\n"[..],
+        b"clippy-hook 1 gemini\n{not json",
+        b"clippy-hook 1 aider\n{}",
+        b"",
+    ] {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        stream.write_all(garbage).unwrap();
+    }
+    let state = fixture.wait_state("g", "rejected", |state| state.hooks.rejected == 4);
+    assert_eq!(state.hooks.reports, 0);
+    term.send("still here\r");
+    term.expect("That is all.");
+    let state = fixture.wait_state("g", "a turn", |state| state.last_turn_id.is_some());
+    assert_eq!(state.hooks.turn_ends, 1);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A line-mode agent that runs its hooks the way Claude Code, Codex or Gemini CLI do.
+
+Run it under the name of the agent it plays (a symlink called `claude`, `codex` or `gemini`):
+it finds the hooks clippy-session wired for it where that agent would (Claude: `--settings`
+JSON; Codex: `-c notify=[...]`; Gemini: the JSON file in GEMINI_CLI_SYSTEM_DEFAULTS_PATH) and
+runs them with that agent's payloads. As `codex` or `gemini` its prompt is `> `, which their
+presets do not take for a prompt, so only the hooks can end its turns; as `claude` it draws
+Claude Code's `❯` prompt and its busy and idle titles, so the screen can end them too (after
+the Stop hook, as Claude Code runs it before drawing its idle frame).
+
+Lines it understands:
+  perm        asks for a permission (hook), reads one key, then answers
+  quiet       answers without running its turn-end hook
+  anything    answers "Read <n> characters." and a second line, then runs its turn-end hook
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+AGENT = os.path.basename(sys.argv[0])
+
+
+def settings_hooks():
+    if AGENT == "claude" and "--settings" in sys.argv:
+        return json.loads(sys.argv[sys.argv.index("--settings") + 1])["hooks"]
+    if AGENT == "gemini" and os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
+        with open(os.environ["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"]) as f:
+            return json.load(f)["hooks"]
+    return {}
+
+
+def codex_notify():
+    import tomllib
+
+    args = sys.argv[1:]
+    for i, arg in enumerate(args[:-1]):
+        if arg == "-c" and args[i + 1].startswith("notify="):
+            return tomllib.loads(args[i + 1])["notify"]
+    return None
+
+
+HOOKS = settings_hooks()
+NOTIFY = codex_notify() if AGENT == "codex" else None
+
+
+def run_hook(event, payload):
+    payload = dict(payload, hook_event_name=event, session_id="s1", cwd=os.getcwd())
+    for group in HOOKS.get(event, []):
+        for hook in group.get("hooks", []):
+            subprocess.run(
+                ["sh", "-c", hook["command"]],
+                input=json.dumps(payload).encode(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
+
+
+def turn_ended(prompt, message):
+    if AGENT == "codex":
+        if NOTIFY:
+            payload = {
+                "type": "agent-turn-complete",
+                "turn-id": "1",
+                "input-messages": [prompt],
+                "last-assistant-message": message,
+            }
+            subprocess.run(NOTIFY + [json.dumps(payload)], check=False)
+    elif AGENT == "gemini":
+        run_hook("AfterAgent", {"prompt": prompt, "prompt_response": message})
+    else:
+        run_hook("Stop", {"last_assistant_message": message, "stop_hook_active": False})
+
+
+def prompt_submitted(prompt):
+    run_hook("BeforeAgent" if AGENT == "gemini" else "UserPromptSubmit", {"prompt": prompt})
+
+
+PROMPT = "\u276f\u00a0" if AGENT == "claude" else "> "
+
+
+def title(busy):
+    if AGENT == "claude":
+        out("\x1b]0;%s Claude Code\x07" % ("\u2802" if busy else "\u2733"))
+
+
+def out(text):
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+out("hooks: %s\r\n" % ("wired" if HOOKS or NOTIFY else "none"))
+out("socket: %s\r\n" % ("set" if os.environ.get("CLIPPY_HOOK_SOCKET") else "unset"))
+out(PROMPT)
+for line in sys.stdin:
+    line = line.strip()
+    prompt_submitted(line)
+    title(True)
+    if line == "perm":
+        if AGENT == "gemini":
+            run_hook(
+                "Notification",
+                {
+                    "notification_type": "ToolPermission",
+                    "message": "Allow ls?",
+                    "details": {"type": "exec", "title": "Shell", "command": "ls"},
+                },
+            )
+        else:
+            run_hook("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
+        out("Allow Bash(ls)? (y/n) ")
+        answer = sys.stdin.readline().strip()
+        message = "You answered %s." % answer
+        out(message + "\r\n")
+    else:
+        message = "Read **%d** characters.\n\nThat is all." % len(line)
+        out("Read %d characters.\r\n\r\nThat is all.\r\n" % len(line))
+    if line != "quiet":
+        turn_ended(line, message)
+    title(False)
+    out(PROMPT)
