@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate scripts/<agent>-{basic,long,interrupt,permission,resize}.json for the agent CLIs.
+"""Generate scripts/<agent>-{basic,long,interrupt,permission,resize}.json for the agent CLIs
+(and the second batch's <agent>-<case>-<size>, and the hooks batch's <agent>-hooks-<case>-<size>).
 
 The generated JSON files are what record.py runs (they are committed too);
 edit this file and re-run it to change them:  python3 tools/corpus/make_scripts.py
@@ -287,14 +288,75 @@ def new_scripts_for(key, A):
     return out
 
 
+# ---------------------------------------------------------------------------
+# Third batch: the agents' own hooks wired (record.py "hooks": true), their reports recorded as
+# "h" events: <agent>-hooks-<case>-<size> for claude and codex (basic, long, permission,
+# typeahead) and gemini (basic, long), at 80x24 and 120x40.
+# ---------------------------------------------------------------------------
+
+# The report that ends a turn, per agent (a regex on the report's text, for "wait_hook").
+HOOK_END = {"claude": '"hook_event_name":\\s*"Stop"', "codex": "agent-turn-complete",
+            "gemini": '"hook_event_name":\\s*"AfterAgent"'}
+HOOK_CASES = {"claude": ["basic", "long", "permission", "typeahead"],
+              "codex": ["basic", "long", "permission", "typeahead"],
+              "gemini": ["basic", "long"]}
+HOOK_SIZES = [[80, 24], [120, 40]]
+HOOK_NOTES = ("The agent's hooks are wired for the run as clippy-session wires them (record.py \"hooks\": "
+              "clippy_hooks::per_run's wiring, pointing at target/debug/clippy-ctl hook AGENT, "
+              "CLIPPY_HOOK_SOCKET = the recorder's socket); each report is an \"h\" event.")
+
+
+def hooks_scripts_for(key, A):
+    N = NEW[key]
+    base = {"agent": A["agent"], "preset": A["preset"], "command": A["command"],
+            "version_command": A["version_command"], "cwd": "/tmp/corpus-work/" + key, "mock": True,
+            "hooks": True, "setup": "bash $CORPUS_TOOLS/setup_agent.sh " + key, "env": A["env"]}
+    done, settle, ready, exit_ = A["done"], [{"sleep": 1.0}], A["ready"], A["exit"]
+    notes = N.get("notes", A["notes"])
+
+    def ended(n):
+        return [{"wait_hook": HOOK_END[key], "count": n, "timeout": 20}]
+
+    out = {}
+    for cols, rows in HOOK_SIZES:
+        size = "%dx%d" % (cols, rows)
+        cases = {}
+        cases["basic"] = dict(steps=ready + submit(Q1) + done + ended(1) + settle + submit(Q2) + done + ended(2)
+                              + settle + exit_, turns=[turn(Q1, A1), turn(Q2, A2)], notes="Two questions.")
+        cases["long"] = dict(steps=ready + submit(QL) + A.get("done_long", done) + ended(1) + settle + exit_,
+                             turns=[turn(QL, AL)], notes="The 80-line reply. " + A.get("notes_long", ""))
+        cases["permission"] = dict(steps=ready + submit(QT) + A["approve"] + A.get("done_tool", done) + ended(1)
+                                   + settle + exit_, turns=[turn(QT, A.get("tool_reply", AT))],
+                                   notes=A.get("notes_permission", ""))
+        if "permission_command" in N:
+            cases["permission"]["command"] = N["permission_command"]
+        ta = TYPEAHEAD.get(key, {})
+        ta_turns = ta.get("turns", [turn(QS, AS_LAST), turn(Q2, A2)])
+        cases["typeahead"] = dict(steps=ready + submit(QS) + [{"wait_for": "Slow\\s+line\\s+2", "timeout": 60}]
+                                  + submit(Q2) + N["after_a2"] + ended(len(ta_turns)) + settle + exit_,
+                                  turns=ta_turns,
+                                  notes="Typed-ahead: the second question is typed and submitted (Enter) while the "
+                                        "slow reply still streams (after 'Slow line 2'). " + ta.get("notes", ""))
+        for case in HOOK_CASES[key]:
+            name = "%s-hooks-%s-%s" % (key, case, size)
+            out[name] = dict(base, size=[cols, rows], **cases[case])
+            out[name]["notes"] = (notes + " " + HOOK_NOTES + " " + size + ". " + out[name]["notes"]).strip()
+    for name, s in out.items():
+        s["name"] = name
+    return out
+
+
 if __name__ == "__main__":
     import sys
     os.makedirs(SCRIPTS, exist_ok=True)
     keys = sys.argv[1:] or list(AGENTS)
     for key in keys:
-        for kind, s in list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items()):
-            order = ["name", "agent", "preset", "command", "version_command", "size", "cwd", "mock", "setup", "env",
-                     "steps", "turns", "notes"]
+        generated = list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items())
+        if key in HOOK_CASES:
+            generated += list(hooks_scripts_for(key, AGENTS[key]).items())
+        for kind, s in generated:
+            order = ["name", "agent", "preset", "command", "version_command", "size", "cwd", "mock", "hooks", "setup",
+                     "env", "steps", "turns", "notes"]
             s = {k: s[k] for k in order if k in s}
             with open(os.path.join(SCRIPTS, s["name"] + ".json"), "w") as f:
                 json.dump(s, f, indent=1, ensure_ascii=False)

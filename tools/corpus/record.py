@@ -4,7 +4,8 @@
 Usage:
     python3 tools/corpus/record.py tools/corpus/scripts/claude-basic.json [--out DIR] [--no-mock]
 
-Writes <out>/<name>.cast (asciicast v2 with "o", "i" and "r" events),
+Writes <out>/<name>.cast (asciicast v2 with "o", "i" and "r" events, and "h" events with
+"hooks": true),
 <out>/<name>.out (raw output bytes exactly as read from the PTY master) and
 <out>/<name>.json (sidecar with the expected turns).
 
@@ -19,6 +20,8 @@ Script format (JSON):
   "setup": "shell snippet",              # optional, run with bash -c before the child (not recorded)
   "env": {"K": "V"},                     # added to a minimal environment; "$MOCK_URL" and "$NAME" are expanded
   "mock": true,                          # start tools/corpus/mock_model.py for this recording
+  "hooks": true,                         # wire the agent's own hooks (claude/codex/gemini preset) to
+                                         # `clippy-ctl hook AGENT` and record each report as an "h" event
   "steps": [
     {"wait_for": "regex", "timeout": 30, "since": "send"|"start"|"mark"|"now"},
     {"wait_for_raw": "regex"},           # same, on the decoded output with escapes kept
@@ -28,7 +31,9 @@ Script format (JSON):
     {"sleep": 1.5},
     {"resize": "100x30"},
     {"mark": true},                      # sets the position used by since="mark"
-    {"wait_exit": 15}                    # record until the child exits
+    {"wait_exit": 15},                   # record until the child exits
+    {"wait_hook": "regex", "count": 2, "timeout": 15}   # with "hooks": until `count` hook reports
+                                         # in all match the regex (on the report's text)
   ],
   "turns": [...], "notes": "..."
 }
@@ -38,6 +43,13 @@ colour queries, XTWINOPS size, DECRQM) are answered the way xterm would, and
 the replies are recorded as "i" events (they are bytes written to the child).
 The cursor position for CPR replies comes from a pyte screen that follows the
 output (pip install pyte); without pyte the reply is the last row.
+
+With "hooks": true the recorder does for the agent what clippy-session does for one run: it
+listens on a unix stream socket of its own, names it in CLIPPY_HOOK_SOCKET, and adds the agent's
+per-run hook wiring (HookWiring below, the same as clippy_hooks::per_run) pointing at the built
+`target/debug/clippy-ctl hook AGENT`. Each report (one connection, read to its end: the line
+`clippy-hook 1 AGENT` and the agent's JSON payload) becomes an event [t, "h", "<the report>"],
+stamped after the PTY output that was pending when it arrived.
 """
 import argparse
 import codecs
@@ -47,10 +59,14 @@ import json
 import os
 import re
 import select
+import shlex
+import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 
@@ -108,6 +124,176 @@ QUERY_RE = re.compile(
 )
 
 
+# --- the agents' own hooks ("hooks": true) -----------------------------------------------------
+#
+# KEEP IN SYNC with crates/clippy-hooks/src/wiring.rs (`per_run`, `claude_hooks`, `gemini_hooks`,
+# `HookCommand::shell_line`, `toml_string`) and wire.rs (`SOCKET_ENV`, `MAX_REPORT_BYTES`): the
+# recorder wires an agent's hooks exactly as clippy-session does for one run, so a recording
+# holds the reports a wrapped agent would send. Key order is serde_json's (sorted keys).
+
+HOOK_SOCKET_ENV = "CLIPPY_HOOK_SOCKET"
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+CLAUDE_EVENTS = ["UserPromptSubmit", "Stop", "StopFailure", "PermissionRequest"]
+CLAUDE_NOTIFICATIONS = "permission_prompt|elicitation_dialog"
+GEMINI_EVENTS = ["BeforeAgent", "AfterAgent", "Notification"]
+CLAUDE_TIMEOUT_S = 5
+GEMINI_TIMEOUT_MS = 5000
+HOOK_AGENTS = ("claude", "codex", "gemini")  # clippy_hooks::Agent names (= preset names)
+
+
+def shell_quote(word):
+    """HookCommand::shell_line's quoting: plain words as they are, others single-quoted."""
+    if word and all(c.isascii() and (c.isalnum() or c in "/._-+=:,@%") for c in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def toml_string(text):
+    """wiring.rs toml_string: a TOML basic string."""
+    out = ['"']
+    for c in text:
+        if c == '"':
+            out.append('\\"')
+        elif c == "\\":
+            out.append("\\\\")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\r":
+            out.append("\\r")
+        elif ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f:
+            out.append("\\u%04X" % ord(c))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def compact_json(value):
+    """serde_json::Value::to_string: no spaces, sorted keys, UTF-8."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def hook_program():
+    """The built `clippy-ctl` (absolute path; $CLIPPY_CTL overrides), checked to have `hook`."""
+    program = os.path.abspath(os.environ.get("CLIPPY_CTL") or os.path.join(REPO, "target", "debug", "clippy-ctl"))
+    probe = subprocess.run([program, "hook", "--help"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise RuntimeError("%s has no `hook` command (build it: cargo build -p clippy-ctl): %s"
+                           % (program, probe.stderr.strip()[:300]))
+    return program
+
+
+def per_run_wiring(agent, hook_argv_prefix, run_dir, env):
+    """clippy_hooks::per_run for one run of `agent`: (extra args, extra env, files to write).
+
+    `hook_argv_prefix` is HookCommand's program + args (`[/abs/clippy-ctl, hook]`); `env` the
+    agent's environment (for the existing Codex notify and Gemini system defaults to keep)."""
+    argv = list(hook_argv_prefix) + [agent]
+    line = " ".join(shell_quote(w) for w in argv)
+    if agent == "claude":
+        handler = [{"type": "command", "command": line, "timeout": CLAUDE_TIMEOUT_S}]
+        hooks = {event: [{"hooks": handler}] for event in CLAUDE_EVENTS}
+        hooks["Notification"] = [{"matcher": CLAUDE_NOTIFICATIONS, "hooks": handler}]
+        return ["--settings", compact_json({"hooks": hooks})], {}, []
+    if agent == "codex":
+        home = env.get("CODEX_HOME") or (os.path.join(env["HOME"], ".codex") if env.get("HOME") else None)
+        config = os.path.join(home, "config.toml") if home else None
+        if config and os.path.exists(config):
+            import tomllib  # Python 3.11+
+            with open(config, "rb") as f:
+                user = tomllib.load(f).get("notify")
+            if user:
+                argv += ["--chain", compact_json(list(user))]
+        return ["-c", "notify=[%s]" % ", ".join(toml_string(w) for w in argv)], {}, []
+    if agent == "gemini":
+        handler = [{"type": "command", "name": "clippy", "command": line, "timeout": GEMINI_TIMEOUT_MS}]
+        existing = env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or "/etc/gemini-cli/system-defaults.json"
+        defaults = {}
+        if os.path.exists(existing):
+            with open(existing) as f:
+                defaults = json.load(f)
+        ours = defaults.setdefault("hooks", {})
+        for event in GEMINI_EVENTS:
+            ours.setdefault(event, []).append({"hooks": handler})
+        path = os.path.join(run_dir, "gemini-system-defaults.json")
+        text = json.dumps(defaults, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return [], {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": path}, [(path, text)]
+    raise ValueError("no hooks for %r: clippy wires hooks for %s" % (agent, ", ".join(HOOK_AGENTS)))
+
+
+def private_dir():
+    """Where a run's hook socket and files go: $CORPUS_HOOKS_DIR, else ~/.cache/corpus-hooks.
+
+    Not under /tmp: Gemini CLI 0.61.0 skips a system-defaults file when a directory above it is
+    writable by group or others ("Security Warning: Skipping system defaults file ... Parent
+    directory '/tmp' is insecure"), as clippy-session's $XDG_RUNTIME_DIR normally is not."""
+    base = os.environ.get("CORPUS_HOOKS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "corpus-hooks")
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    path = os.path.abspath(base)
+    while True:
+        if os.stat(path).st_mode & 0o022:
+            raise SystemExit("hooks: %s is writable by group or others; Gemini CLI would skip the wiring "
+                             "(set CORPUS_HOOKS_DIR to a private folder)" % path)
+        if path == "/":
+            return base
+        path = os.path.dirname(path)
+
+
+class HookListener:
+    """The recorder's hook socket: accepts each report's connection and reads it to its end."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(64)
+        self.sock.setblocking(False)
+        self.conns = {}  # fileno -> (socket, bytearray)
+
+    def fds(self):
+        return [self.sock] + [c for c, _ in self.conns.values()]
+
+    def ready(self, fd):
+        """Handles a readable socket; returns the reports completed (their bytes)."""
+        done = []
+        if fd is self.sock:
+            while True:
+                try:
+                    conn, _ = self.sock.accept()
+                except (BlockingIOError, InterruptedError):
+                    break
+                conn.setblocking(False)
+                self.conns[conn.fileno()] = (conn, bytearray())
+            return done
+        conn, buf = self.conns[fd.fileno()]
+        while True:
+            try:
+                data = conn.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return done
+            except OSError:
+                data = b""
+            if not data or len(buf) + len(data) > MAX_REPORT_BYTES:
+                buf += data[:MAX_REPORT_BYTES + 1 - len(buf)] if data else b""
+                del self.conns[conn.fileno()]
+                conn.close()
+                done.append(bytes(buf))
+                return done
+            buf += data
+
+    def close(self):
+        for conn, _ in self.conns.values():
+            conn.close()
+        self.conns.clear()
+        self.sock.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
 class Recorder:
     def __init__(self, script, out_dir):
         self.s = script
@@ -125,6 +311,8 @@ class Recorder:
         self.exit_status = None
         self.screen = None
         self.stream = None
+        self.hooks = None         # HookListener when the script wires the agent's hooks
+        self.hook_reports = []    # the text of every hook report, in order
         if pyte is not None:
             self.screen = TolerantScreen(self.cols, self.rows)
             self.stream = pyte.ByteStream(self.screen)
@@ -240,14 +428,15 @@ class Recorder:
         return None  # kitty keyboard query: xterm does not answer
 
     def pump(self, timeout):
-        """Read output for up to `timeout` seconds (returns early on exit)."""
+        """Read output (and hook reports) for up to `timeout` seconds (returns early on exit)."""
         end = time.time() + timeout
         while True:
             left = end - time.time()
             if self.exited:
                 return
-            r, _, _ = select.select([self.master], [], [], max(0, min(left, 0.05)))
-            if r:
+            fds = [self.master] + (self.hooks.fds() if self.hooks else [])
+            r, _, _ = select.select(fds, [], [], max(0, min(left, 0.05)))
+            if self.master in r:
                 try:
                     data = os.read(self.master, 65536)
                 except OSError as e:
@@ -259,10 +448,49 @@ class Recorder:
                     self.finish_child()
                     return
                 self.on_output(data)
-            else:
+            elif not r:
                 self.check_child()
+            for fd in r:
+                if fd != self.master:
+                    self.take_hooks(fd)
             if time.time() >= end:
                 return
+
+    def take_hooks(self, fd):
+        """Reads a hook socket; each report read to its end becomes an "h" event, after the output
+        the child wrote before it (what the PTY holds now is read first)."""
+        for frame in self.hooks.ready(fd):
+            self.drain_output()
+            text = frame.decode("utf-8", "replace")
+            self.hook_reports.append(text)
+            self.events.append([self.now(), "h", text])
+            log("hook report: %s" % text[:160].replace("\n", " | "))
+
+    def drain_output(self):
+        """Reads whatever output the PTY holds right now, without waiting."""
+        while not self.exited:
+            r, _, _ = select.select([self.master], [], [], 0)
+            if not r:
+                return
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.on_output(data)
+
+    def take_late_hooks(self, wait):
+        """After the child exited: reports still arriving (hooks run after the agent's output)."""
+        if not self.hooks:
+            return
+        end = time.time() + wait
+        while time.time() < end:
+            r, _, _ = select.select(self.hooks.fds(), [], [], max(0, end - time.time()))
+            if not r:
+                return
+            for fd in r:
+                self.take_hooks(fd)
 
     def check_child(self):
         pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -352,6 +580,17 @@ class Recorder:
                 self.resize(st["resize"])
             elif "mark" in st:
                 self.mark_pos = len(self.text)
+            elif "wait_hook" in st:
+                if not self.hooks:
+                    raise ValueError("wait_hook in a script without \"hooks\": true")
+                rx = re.compile(st["wait_hook"])
+                want = st.get("count", 1)
+                end = time.time() + st.get("timeout", 15)
+                while sum(1 for h in self.hook_reports if rx.search(h)) < want:
+                    if self.exited or time.time() > end:
+                        raise TimeoutError("wait_hook %r (count %d) timed out; reports: %r"
+                                           % (st["wait_hook"], want, [h[:80] for h in self.hook_reports]))
+                    self.pump(0.1)
             elif "wait_exit" in st:
                 end = time.time() + st["wait_exit"]
                 while not self.exited and time.time() < end:
@@ -381,6 +620,9 @@ class Recorder:
         side = {"name": name, "agent": self.s["agent"], "agent_version": version,
                 "command": self.s["command"], "preset": self.s["preset"], "size": [w, h],
                 "turns": self.s.get("turns", []), "notes": self.s.get("notes", "")}
+        if self.s.get("hooks"):
+            # The agent's hooks were wired (record.py "hooks"): the cast has "h" events.
+            side["hooks"] = True
         with open(os.path.join(self.out_dir, name + ".json"), "w", encoding="utf-8") as f:
             json.dump(side, f, ensure_ascii=False, indent=1)
             f.write("\n")
@@ -452,7 +694,24 @@ def main():
         version = m.group(0) if m else version
 
     rec = Recorder(script, args.out)
-    rec.spawn(script["command"], env, cwd)
+    command = list(script["command"])
+    hook_dir = None
+    if script.get("hooks"):
+        agent = script["preset"]
+        if agent not in HOOK_AGENTS:
+            raise SystemExit("hooks: no hooks for preset %r (only %s)" % (agent, ", ".join(HOOK_AGENTS)))
+        hook_dir = tempfile.mkdtemp(prefix="run-", dir=private_dir())
+        rec.hooks = HookListener(os.path.join(hook_dir, "hook.sock"))
+        extra_args, extra_env, files = per_run_wiring(agent, [hook_program(), "hook"], hook_dir, env)
+        for path, text in files:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        env.update(extra_env)
+        env[HOOK_SOCKET_ENV] = rec.hooks.path
+        # The wiring goes right after the program's name, as clippy-session puts it.
+        command = command[:1] + extra_args + command[1:]
+        log("hooks wired: %s %s" % (shlex.join(command[:1] + extra_args), json.dumps(extra_env)))
+    rec.spawn(command, env, cwd)
     ok = True
     try:
         rec.run_steps()
@@ -471,6 +730,10 @@ def main():
                     os.waitpid(rec.pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+        if rec.hooks:
+            rec.take_late_hooks(1.0)
+            rec.hooks.close()
+            shutil.rmtree(hook_dir, ignore_errors=True)
         if mock_proc:
             mock_proc.terminate()
             try:
@@ -483,8 +746,9 @@ def main():
                 os.unlink(port_file)
     if ok:
         rec.write_files(version)
-        log("wrote %s (%d events, %d bytes raw, exit status %s)" %
-            (os.path.join(args.out, script["name"]), len(rec.events), len(rec.raw), rec.exit_status))
+        log("wrote %s (%d events, %d hook reports, %d bytes raw, exit status %s)" %
+            (os.path.join(args.out, script["name"]), len(rec.events), len(rec.hook_reports), len(rec.raw),
+             rec.exit_status))
         log("---- final screen ----\n" + rec.dump_screen())
     else:
         dbg = "/tmp/corpus-failed"

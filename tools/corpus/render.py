@@ -6,6 +6,7 @@
     python3 tools/corpus/render.py FILE.cast --before-input  # screen before each Enter typed
     python3 tools/corpus/render.py FILE.cast --titles        # OSC 0/1/2 titles with times
     python3 tools/corpus/render.py FILE.cast --osc           # every OSC sequence with times
+    python3 tools/corpus/render.py FILE.cast --hooks         # the agent's hook reports ("h" events)
 """
 import argparse
 import json
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--before-input", action="store_true")
     ap.add_argument("--titles", action="store_true")
     ap.add_argument("--osc", action="store_true")
+    ap.add_argument("--hooks", action="store_true")
     a = ap.parse_args()
     with open(a.cast, encoding="utf-8") as f:
         header = json.loads(f.readline())
@@ -66,6 +68,16 @@ def main():
                 i = buf.rfind("\x1b]")
                 carry = buf[i:] if i >= 0 and not OSC_RE.match(buf[i:]) else ""
             stream.feed(data)
+        elif kind == "h" and a.hooks:
+            head, _, payload = data.partition("\n")
+            try:
+                p = json.loads(payload)
+                event = p.get("hook_event_name") or p.get("type")
+                message = (p.get("last_assistant_message") or p.get("last-assistant-message")
+                           or p.get("prompt_response") or p.get("prompt") or "")
+                print("%8.3f  HOOK %s %s %r" % (t, head.split()[-1], event, message[:60]))
+            except ValueError:
+                print("%8.3f  HOOK (not JSON) %r" % (t, data[:80]))
         elif kind == "r":
             c, r = [int(x) for x in data.split("x")]
             screen.resize(r, c)
@@ -75,7 +87,7 @@ def main():
     for t in ats:
         print("==== t=%.2f (end) ====" % t)
         print(screen_text(screen))
-    if not (a.at or a.before_input or a.titles or a.osc):
+    if not (a.at or a.before_input or a.titles or a.osc or a.hooks):
         print(screen_text(screen))
 
 
