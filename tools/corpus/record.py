@@ -133,7 +133,9 @@ QUERY_RE = re.compile(
 
 HOOK_SOCKET_ENV = "CLIPPY_HOOK_SOCKET"
 MAX_REPORT_BYTES = 16 * 1024 * 1024
-CLAUDE_EVENTS = ["UserPromptSubmit", "Stop", "StopFailure", "PermissionRequest"]
+# The corpus's claude-hooks-* recordings were made when clippy also wired UserPromptSubmit and ran
+# the hooks in the foreground; clippy now wires neither (CONTRACTS/HOOKS.md, "Visibility").
+CLAUDE_EVENTS = ["Stop", "StopFailure", "PermissionRequest"]
 CLAUDE_NOTIFICATIONS = "permission_prompt|elicitation_dialog"
 GEMINI_EVENTS = ["BeforeAgent", "AfterAgent", "Notification"]
 CLAUDE_TIMEOUT_S = 5
@@ -193,7 +195,7 @@ def per_run_wiring(agent, hook_argv_prefix, run_dir, env):
     argv = list(hook_argv_prefix) + [agent]
     line = " ".join(shell_quote(w) for w in argv)
     if agent == "claude":
-        handler = [{"type": "command", "command": line, "timeout": CLAUDE_TIMEOUT_S}]
+        handler = [{"type": "command", "command": line, "timeout": CLAUDE_TIMEOUT_S, "async": True}]
         hooks = {event: [{"hooks": handler}] for event in CLAUDE_EVENTS}
         hooks["Notification"] = [{"matcher": CLAUDE_NOTIFICATIONS, "hooks": handler}]
         return ["--settings", compact_json({"hooks": hooks})], {}, []

@@ -62,6 +62,15 @@ pub fn wire(
         wired.agent = Some(agent);
         return Ok(Some((wired, None)));
     }
+    if agent == Agent::Gemini
+        && let Err(why) = gemini_reads_defaults_in(dir)
+    {
+        let warning = format!(
+            "gemini hooks not wired: {why}; `clippy-ctl hooks install gemini` puts them in your \
+             own settings instead"
+        );
+        return Ok(Some((wired, Some(warning))));
+    }
     let wiring = hook_command()
         .ok_or_else(|| "clippy-ctl is neither next to clippy-session nor on PATH".to_owned())
         .and_then(|hook| {
@@ -111,6 +120,28 @@ fn installed_for(agent: Agent) -> bool {
     std::fs::read_to_string(&path).ok().is_some_and(|text| {
         clippy_hooks::install::is_installed(agent, &path, &text).unwrap_or(false)
     })
+}
+
+/// Whether Gemini CLI 0.61 reads a system-defaults file written in `dir`: it skips one unless
+/// the file and every folder above it are owned by root and writable by neither group nor
+/// others (so per-run wiring works for root, under root-owned private folders).
+fn gemini_reads_defaults_in(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // The session's own folder first: clippy made it, so its owner is who runs clippy.
+    for folder in dir.ancestors() {
+        let meta = std::fs::metadata(folder)
+            .map_err(|e| format!("cannot look at {}: {e}", folder.display()))?;
+        if meta.uid() != 0 || meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "Gemini CLI skips a system-defaults file under {}, which is not root's alone \
+                 (owner uid {}, mode {:o})",
+                folder.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `command` runs `agent`'s own program (its file name is the agent's name).

@@ -44,11 +44,15 @@ fn s(path: &Path) -> &str {
 
 /// Asks two questions of `agent` with hooks wired and returns the turn log.
 fn two_questions(agent: &str) -> Vec<Value> {
-    let dir = TempDir::new();
-    let bin_agent = agent_named(&dir, agent);
+    questions_in(&TempDir::new(), agent)
+}
+
+/// [`two_questions`], in `dir`.
+fn questions_in(dir: &TempDir, agent: &str) -> Vec<Value> {
+    let bin_agent = agent_named(dir, agent);
     let log = dir.join("turns.jsonl");
     let mut term = Spawn::wrapper(
-        &dir,
+        dir,
         ["--no-broker", "--turn-log", s(&log), "--", s(&bin_agent)],
     )
     .env("PATH", path_with(bin_agent.parent().unwrap()))
@@ -106,9 +110,34 @@ fn codex_turns_end_at_its_notify_program_with_its_own_message() {
     assert_turns_carry_the_agents_messages(&two_questions("codex"));
 }
 
+/// Gemini CLI reads a per-run system-defaults file only under folders root owns alone, which a
+/// test's temporary folder is not: its hooks come from the user's settings, installed once.
 #[test]
 fn gemini_turns_end_at_its_after_agent_hook_with_its_own_message() {
-    assert_turns_carry_the_agents_messages(&two_questions("gemini"));
+    let dir = TempDir::new();
+    let installed = std::process::Command::new(ctl_bin())
+        .args(["hooks", "install", "gemini"])
+        .env("HOME", dir.home())
+        .env_remove("GEMINI_CLI_HOME")
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{installed:?}");
+    assert_turns_carry_the_agents_messages(&questions_in(&dir, "gemini"));
+}
+
+#[test]
+fn gemini_per_run_wiring_under_a_shared_folder_is_refused_with_a_reason() {
+    let dir = TempDir::new();
+    let agent = agent_named(&dir, "gemini");
+    let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect("gemini hooks not wired: Gemini CLI skips a system-defaults file under");
+    term.expect("clippy-ctl hooks install gemini");
+    term.expect("hooks: none");
+    term.expect("socket: set");
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
 }
 
 #[test]
@@ -163,7 +192,11 @@ fn a_permission_request_is_a_waiting_state_not_a_turn_end() {
     assert!(state.hooks.wired);
     assert_eq!(state.hooks.turn_ends, 1);
     assert_eq!(state.hooks.disagreements, 0);
-    assert!(state.hooks.reports >= 3, "{:?}", state.hooks);
+    assert_eq!(
+        state.hooks.reports, 2,
+        "the request and the end: {:?}",
+        state.hooks
+    );
     term.send("\x04");
     assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
 }
@@ -199,16 +232,16 @@ fn garbage_on_the_hook_socket_is_rejected_and_the_session_goes_on() {
     use std::io::Write;
     let fixture = Fixture::new();
     let dir = &fixture.dir;
-    let agent = agent_named(dir, "gemini");
+    let agent = agent_named(dir, "claude");
     let mut term = Spawn::wrapper(dir, ["--name", "g", "--", s(&agent)])
         .env("PATH", path_with(agent.parent().unwrap()))
         .start();
-    term.expect("> ");
+    term.expect(prompt_of("claude"));
     fixture.wait_state("g", "registered", |_| true);
     let socket = dir.session_dirs()[0].join("hook.sock");
     for garbage in [
         &b"GET / HTTP/1.1\r\n\r\n"[..],
-        b"clippy-hook 1 gemini\n{not json",
+        b"clippy-hook 1 claude\n{not json",
         b"clippy-hook 1 aider\n{}",
         b"",
     ] {

@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use crate::error::HooksError;
 use crate::report::Agent;
-use crate::wiring::{HookCommand, claude_hooks, codex_notify, gemini_hooks, toml_string};
+use crate::wiring::{
+    HookCommand, claude_hooks, codex_notify, codex_notify_argv, gemini_hooks, toml_array,
+};
 
 /// The shell comment that ends every hook command line clippy installs in JSON settings.
 pub const MARKER: &str = "# clippy-hooks";
@@ -609,17 +611,9 @@ fn install_codex(
         }
         lines[at].insert_str(0, CHAINED_PREFIX);
     }
-    let mut argv = hook.argv(Agent::Codex);
-    if let Some(user) = &chained {
-        argv.push("--chain".into());
-        argv.push(Value::from(user.clone()).to_string());
-    }
-    let array = argv
-        .iter()
-        .map(|word| toml_string(word))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let block = format!("{BLOCK_BEGIN}\n{BLOCK_NOTE}\nnotify = [{array}]\n{BLOCK_END}\n");
+    let argv = codex_notify_argv(hook, chained.as_deref());
+    let array = toml_array(&argv);
+    let block = format!("{BLOCK_BEGIN}\n{BLOCK_NOTE}\nnotify = {array}\n{BLOCK_END}\n");
     // A comment right above the first table is that table's: the block goes above it.
     let mut at = header;
     while at > 0 && at < lines.len() && {
@@ -771,12 +765,7 @@ mod tests {
             stop[1]["hooks"][0]["command"],
             "/opt/clippy/clippy-ctl hook claude # clippy-hooks"
         );
-        for event in [
-            "UserPromptSubmit",
-            "StopFailure",
-            "PermissionRequest",
-            "Notification",
-        ] {
+        for event in ["StopFailure", "PermissionRequest", "Notification"] {
             assert_eq!(
                 value["hooks"][event].as_array().map(Vec::len),
                 Some(1),

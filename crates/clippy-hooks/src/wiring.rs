@@ -142,13 +142,11 @@ pub(crate) fn codex_notify(config: &str) -> Result<Option<Vec<String>>, String> 
     Ok((!words.is_empty()).then_some(words))
 }
 
-/// Claude hook events clippy listens to, with the `Notification` types that mean waiting.
-const CLAUDE_EVENTS: [&str; 4] = [
-    "UserPromptSubmit",
-    "Stop",
-    "StopFailure",
-    "PermissionRequest",
-];
+/// Claude hook events clippy listens to, with the `Notification` types that mean waiting. Not
+/// `UserPromptSubmit`: Claude Code 2.1.332 names it in its spinner row while it runs, even in
+/// the background (`running UserPromptSubmit hook`), and the keys already say when a prompt
+/// is submitted.
+const CLAUDE_EVENTS: [&str; 3] = ["Stop", "StopFailure", "PermissionRequest"];
 const CLAUDE_NOTIFICATIONS: &str = "permission_prompt|elicitation_dialog";
 /// Gemini hook events clippy listens to.
 const GEMINI_EVENTS: [&str; 3] = ["BeforeAgent", "AfterAgent", "Notification"];
@@ -221,17 +219,8 @@ pub fn per_run(
             wiring.args = vec!["--settings".into(), settings.to_string().into()];
         }
         Agent::Codex => {
-            let mut argv = hook.argv(agent);
-            if let Some(user) = &existing.codex_notify {
-                argv.push("--chain".into());
-                argv.push(Value::from(user.clone()).to_string());
-            }
-            let array = argv
-                .iter()
-                .map(|word| toml_string(word))
-                .collect::<Vec<_>>()
-                .join(", ");
-            wiring.args = vec!["-c".into(), format!("notify=[{array}]").into()];
+            let argv = codex_notify_argv(hook, existing.codex_notify.as_deref());
+            wiring.args = vec!["-c".into(), format!("notify={}", toml_array(&argv)).into()];
         }
         Agent::Gemini => {
             let mut defaults = match &existing.gemini_defaults {
@@ -289,6 +278,22 @@ pub(crate) fn merge_hooks(settings: &mut Value, ours: Value) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// Codex's `notify` running `hook`, then the user's own `chained` one.
+pub(crate) fn codex_notify_argv(hook: &HookCommand, chained: Option<&[String]>) -> Vec<String> {
+    let mut argv = hook.argv(Agent::Codex);
+    if let Some(user) = chained {
+        argv.push("--chain".into());
+        argv.push(Value::from(user.to_vec()).to_string());
+    }
+    argv
+}
+
+/// `words` as a TOML array of strings.
+pub(crate) fn toml_array(words: &[String]) -> String {
+    let words: Vec<String> = words.iter().map(|word| toml_string(word)).collect();
+    format!("[{}]", words.join(", "))
 }
 
 /// `text` as a TOML basic string.

@@ -24,12 +24,24 @@ AGENT = os.path.basename(sys.argv[0])
 
 
 def settings_hooks():
+    """The hooks of the settings layers the agent reads, each event's groups concatenated."""
+    layers = []
     if AGENT == "claude" and "--settings" in sys.argv:
-        return json.loads(sys.argv[sys.argv.index("--settings") + 1])["hooks"]
-    if AGENT == "gemini" and os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):
-        with open(os.environ["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"]) as f:
-            return json.load(f)["hooks"]
-    return {}
+        layers.append(json.loads(sys.argv[sys.argv.index("--settings") + 1]))
+    if AGENT == "gemini":
+        paths = [
+            os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"),
+            os.path.join(os.environ.get("HOME", "/nonexistent"), ".gemini", "settings.json"),
+        ]
+        for path in filter(None, paths):
+            if os.path.exists(path):
+                with open(path) as f:
+                    layers.append(json.load(f))
+    hooks = {}
+    for layer in layers:
+        for event, groups in layer.get("hooks", {}).items():
+            hooks.setdefault(event, []).extend(groups)
+    return hooks
 
 
 def codex_notify():
