@@ -266,6 +266,16 @@ struct Running {
     ends_at_next_question: bool,
 }
 
+impl Running {
+    /// The screen shows the agent busy: a turn end it showed before was early (Gemini CLI draws
+    /// a queued question's state like its idle frame), so the turn no longer waits to end there.
+    fn busy_again(&mut self) {
+        self.busy_seen = true;
+        self.screen_ended = false;
+        self.screen_end = None;
+    }
+}
+
 impl TurnDetector {
     /// A detector in the [`Phase::Starting`] phase.
     pub fn new(config: DetectorConfig) -> Self {
@@ -1214,7 +1224,7 @@ impl ViewSink for Feed<'_> {
         if busy {
             self.core.line_veto = true;
             if let Some(turn) = &mut self.core.turn {
-                turn.busy_seen = true;
+                turn.busy_again();
                 // Still working, or asking something (a permission menu): not idle after all.
                 turn.idle_armed = false;
             }
@@ -1326,9 +1336,9 @@ impl ViewSink for Feed<'_> {
                 // drawn, after the reply's last lines.
                 Some(turn) if turn.idle_armed && turn.typed_ahead > 0 => {
                     turn.ends_at_next_question = true;
-                    turn.busy_seen = true;
+                    turn.busy_again();
                 }
-                Some(turn) => turn.busy_seen = true,
+                Some(turn) => turn.busy_again(),
                 // The agent went busy on input we did not see submitted (a key encoding we do
                 // not parse, or an agent-initiated action): its output is still a turn. Before
                 // anything was submitted it is the agent starting up (Codex works once after its

@@ -2,7 +2,9 @@
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
-use clippy_turn::{AgentHooks, AgentSignal, DetectorConfig, Event, Phase, Preset, TurnDetector};
+use clippy_turn::{
+    AgentHooks, AgentSignal, DetectorConfig, Event, Phase, Preset, Turn, TurnDetector,
+};
 
 struct Session {
     detector: TurnDetector,
@@ -51,19 +53,24 @@ impl Session {
         self.out(format!("{question}\r\n{answer}\r\n").as_bytes())
     }
 
-    fn turns(&self) -> Vec<&clippy_turn::Turn> {
-        self.events
-            .iter()
-            .filter_map(|e| match e {
-                Event::TurnCompleted(turn) => Some(turn),
-                _ => None,
-            })
-            .collect()
+    fn turns(&self) -> Vec<&Turn> {
+        completed(&self.events)
     }
 
     fn count(&self, wanted: fn(&Event) -> bool) -> usize {
         self.events.iter().filter(|e| wanted(e)).count()
     }
+}
+
+/// The turns among `events`.
+fn completed(events: &[Event]) -> Vec<&Turn> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnCompleted(turn) => Some(turn),
+            _ => None,
+        })
+        .collect()
 }
 
 fn awaiting(e: &Event) -> bool {
@@ -230,13 +237,7 @@ fn with_hooks_a_line_submitted_before_any_recognised_prompt_runs_at_once() {
         message,
         prompts: Vec::new(),
     }));
-    let turns: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnCompleted(turn) => Some(turn),
-            _ => None,
-        })
-        .collect();
+    let turns = completed(&events);
     assert_eq!(turns.len(), 1, "{events:?}");
     assert_eq!(turns[0].input, "q");
     assert_eq!(turns[0].message.as_deref(), Some("answer"));
@@ -317,13 +318,38 @@ fn a_busy_title_after_the_agent_said_its_turn_ended_starts_no_turn() {
     events.extend(detector.feed_output(BUSY));
     events.extend(detector.feed_output(IDLE));
     events.extend(detector.feed_output("\r\n\u{276f}\u{a0}".as_bytes()));
-    let turns: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnCompleted(turn) => Some(turn),
-            _ => None,
-        })
-        .collect();
+    let turns = completed(&events);
     assert_eq!(turns.len(), 1, "{events:?}");
     assert_eq!(detector.phase(), Phase::Idle);
+}
+
+#[test]
+fn a_screen_end_the_agent_then_shows_busy_after_was_early_and_the_turn_goes_on() {
+    let preset = Preset::named("claude").unwrap();
+    let config = DetectorConfig::new(preset).agent_hooks(AgentHooks::On);
+    let mut detector = TurnDetector::new(config);
+    let mut events: Vec<Event> = detector.feed_output(IDLE).collect();
+    events.extend(detector.feed_output("\r\n\u{276f}\u{a0}".as_bytes()));
+    events.extend(detector.feed_input(b"q\r"));
+    events.extend(detector.feed_output(BUSY));
+    events.extend(detector.feed_output("\r\n\u{25cf} Jupiter is the\r\n".as_bytes()));
+    // Looks idle for a moment, then works on.
+    events.extend(detector.feed_output(IDLE));
+    events.extend(detector.feed_output("\r\n\u{276f}\u{a0}\r\n".as_bytes()));
+    assert!(events.iter().any(|e| matches!(e, Event::AwaitingAgreement)));
+    events.extend(detector.feed_output(BUSY));
+    events.extend(detector.feed_output("largest planet.\r\n".as_bytes()));
+    events.extend(detector.settle());
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::TurnCompleted(_))),
+        "nothing waits to end any more: {events:?}"
+    );
+    events.extend(detector.feed_agent(AgentSignal::TurnEnded {
+        message: Some("Jupiter is the largest planet.".into()),
+        prompts: Vec::new(),
+    }));
+    let turn = *completed(&events).first().expect("a turn");
+    // It ends at the agent's word, not where the screen looked idle for a moment.
+    let content = String::from_utf8_lossy(&turn.content);
+    assert!(content.contains("largest planet."), "{content:?}");
 }
