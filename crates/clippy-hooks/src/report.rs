@@ -193,7 +193,7 @@ fn gemini(event: &str, object: &Map<String, Value>) -> Report {
             prompt: text(object, "prompt").unwrap_or_default(),
         },
         "AfterAgent" => Report::TurnEnded {
-            message: text(object, "prompt_response").map(|r| without_gemini_echo(&r).to_owned()),
+            message: text(object, "prompt_response").map(|r| without_gemini_echoes(&r)),
             failed: false,
             prompts: Vec::new(),
         },
@@ -220,12 +220,42 @@ fn gemini(event: &str, object: &Map<String, Value>) -> Report {
     }
 }
 
-/// Gemini CLI 0.61's `prompt_response` as it really is: the whole reply, then again every
-/// streamed chunk after the first, each followed by a space (`"The capital of France is Paris.
-/// capital  of  France  is  Paris. "`). This is the reply without that tail: the shortest
-/// prefix, cut at white space, whose letters (white space aside) end with all the letters after
-/// it, when those are at least 16 and at least the prefix's last third. A reply as the model
-/// wrote it is returned unchanged (its trailing white space trimmed when it had the tail).
+/// Gemini CLI 0.61's `prompt_response` as it really is: each model response since the prompt
+/// (the text before a tool call, the text after it), joined with a newline, each followed by
+/// its own echo: every streamed chunk after the first again, each followed by a space (`"The
+/// capital of France is Paris. capital  of  France  is  Paris. "`). This is the text without
+/// the echoes: each response ends at the first newline (or the end) before which
+/// [`without_gemini_echo`] finds one.
+pub(crate) fn without_gemini_echoes(response: &str) -> String {
+    const MAX_TRIES: usize = 64;
+    let mut cleaned = String::with_capacity(response.len());
+    let mut start = 0;
+    let mut tries = 0;
+    let ends = response.match_indices('\n').map(|(at, _)| at);
+    for end in ends.chain([response.len()]) {
+        let segment = &response[start..end];
+        // An echo ends with the space after its last chunk. (A reply has a few responses:
+        // past 64 tries, only the last one is looked at, so the work stays linear.)
+        if end < response.len() && (!segment.ends_with(' ') || tries == MAX_TRIES) {
+            continue;
+        }
+        tries += 1;
+        let kept = without_gemini_echo(segment);
+        if kept.len() < segment.len() || end == response.len() {
+            cleaned.push_str(kept);
+            if end < response.len() {
+                cleaned.push('\n');
+            }
+            start = end + 1;
+        }
+    }
+    cleaned
+}
+
+/// One model response without its echo ([`without_gemini_echoes`]): the shortest prefix, cut
+/// at white space, whose letters (white space aside) end with all the letters after it, when
+/// those are at least 16 and at least the prefix's last third and come with doubled spacing. A
+/// response with no echo is returned unchanged.
 pub(crate) fn without_gemini_echo(response: &str) -> &str {
     const MIN_ECHO: usize = 16;
     // The letters of the response and where each is in it.
@@ -234,23 +264,55 @@ pub(crate) fn without_gemini_echo(response: &str) -> &str {
         .filter(|(_, c)| !c.is_whitespace())
         .collect();
     let len = letters.len();
-    let same =
-        |a: &[(usize, char)], b: &[(usize, char)]| a.iter().map(|l| l.1).eq(b.iter().map(|l| l.1));
-    for k in len.div_ceil(2).max(1)..len.saturating_sub(MIN_ECHO).saturating_add(1) {
-        let echo = len - k;
-        if echo < MIN_ECHO || echo * 3 < k {
+    // The letters end with an echo of `e` letters when they end with the same `e` letters
+    // twice: the reversed letters then start with them twice, which the Z-function of the
+    // reversed letters says for every `e` at once (linear time, whatever the input).
+    let reversed: Vec<char> = letters.iter().rev().map(|&(_, c)| c).collect();
+    let z = z_function(&reversed);
+    let last_spaced = response.rfind("  ").max(response.rfind(" \n"));
+    // The longest echo first: the shortest reply. At least 16 letters, and a third of the reply.
+    for echo in (MIN_ECHO..=len / 2).rev() {
+        if echo * 4 < len {
+            break;
+        }
+        if z[echo] < echo {
             continue;
         }
-        let (prefix, rest) = letters.split_at(k);
-        let cut = rest[0].0;
+        let cut = letters[len - echo].0;
         let at_space = response[..cut].ends_with(char::is_whitespace);
         // The echo's chunks each begin with white space and are joined with a space.
-        let spaced = response[cut..].contains("  ") || response[cut..].contains(" \n");
-        if at_space && spaced && same(rest, &prefix[k - echo..]) {
+        let spaced = last_spaced.is_some_and(|at| at >= cut);
+        if at_space && spaced {
             return response[..cut].trim_end();
         }
     }
     response
+}
+
+/// `z[i]`: how many items from `i` on are the same as from the start (`z[0]` is the length).
+fn z_function(items: &[char]) -> Vec<usize> {
+    let n = items.len();
+    let mut z = vec![0; n.max(1)];
+    if n == 0 {
+        return z;
+    }
+    z[0] = n;
+    let (mut left, mut right) = (0, 0);
+    for i in 1..n {
+        let mut k = if i < right {
+            z[i - left].min(right - i)
+        } else {
+            0
+        };
+        while i + k < n && items[k] == items[i + k] {
+            k += 1;
+        }
+        z[i] = k;
+        if i + k > right {
+            (left, right) = (i, i + k);
+        }
+    }
+    z
 }
 
 /// The string at `key`, when there is one.
@@ -391,6 +453,26 @@ mod tests {
             "{long} \n1.  Numbered  line  1  of  2.\n 2.  Numbered  line  2  of  2.\n \nThat  was  all. "
         );
         assert_eq!(without_gemini_echo(&echoed), long);
+        // Text before a tool call and after it, each with its echo (a recorded payload).
+        let tool = "I will create the marker file with a shell command. will  create  the  \
+            marker  file  with  a  shell  command.  \nDone: corpus-marker.txt now exists in the \
+            working directory. corpus-marker.txt  now  exists  in  the  working  directory. ";
+        assert_eq!(
+            without_gemini_echoes(tool),
+            "I will create the marker file with a shell command.\n\
+             Done: corpus-marker.txt now exists in the working directory."
+        );
+        assert_eq!(without_gemini_echoes(&echoed), long);
+        assert_eq!(without_gemini_echoes("a\nb\n"), "a\nb\n");
+        // Linear whatever the input: a megabyte made to match everywhere is done at once.
+        let hostile = "a  ".repeat(400_000);
+        assert_eq!(
+            without_gemini_echoes(&hostile),
+            "a  ".repeat(200_000).trim_end()
+        );
+        // Many lines that each could end a response: still linear (64 tries at most).
+        let lines = "a \n".repeat(300_000);
+        assert!(without_gemini_echoes(&lines).len() <= lines.len());
     }
 
     #[test]

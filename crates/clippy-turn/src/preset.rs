@@ -182,7 +182,9 @@ pub const PRESETS: &[PresetSpec] = &[
         queues_typed_ahead: false,
         continuation_lines: true,
         require_busy: true,
-        chrome: Some(r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ )"),
+        chrome: Some(
+            r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ |└ Tip: )",
+        ),
         redraws_live_lines: false,
     },
     PresetSpec {
