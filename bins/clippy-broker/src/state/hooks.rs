@@ -12,6 +12,7 @@
 use clippy_proto::{EventRecord, WaitingState};
 
 use super::{Action, State};
+use crate::log::Level;
 
 /// The most of a tool's input (compact JSON) a `session.waiting` event carries: events are kept
 /// in a history thousands long, and a tool's input may be a whole file. A longer input is cut at
@@ -87,6 +88,11 @@ impl State {
         if hooks.disagreements <= before {
             return;
         }
+        let reason = hooks.last_disagreement.clone().unwrap_or_default();
+        out.push(Action::Log(
+            Level::Warn,
+            format!("session {session}: the agent's hooks and the screen disagreed: {reason}"),
+        ));
         let record = EventRecord {
             kind: "session.disagreement".into(),
             session: Some(session.to_owned()),
@@ -236,6 +242,23 @@ mod tests {
         let events = fx.report();
         assert_eq!(kinds(&events), ["session.disagreement"]);
         assert_eq!(events[0].reason.as_deref(), Some("no hook said so"));
+        fx.progress.hooks.disagreements = 2;
+        let actions = fx.st.handle(
+            fx.wrapper,
+            Message::Progress {
+                id: 10,
+                session: "s1".into(),
+                progress: fx.progress.clone(),
+            },
+            NOW,
+        );
+        assert!(
+            actions.iter().any(|action| matches!(
+                action,
+                Action::Log(Level::Warn, line) if line.contains("disagreed: no hook said so")
+            )),
+            "logged as a warning: {actions:?}"
+        );
         assert_eq!(events[0].name.as_deref(), Some("coder"));
         fx.progress.spool_size = 10;
         assert!(fx.report().is_empty(), "the same count again: nothing new");
