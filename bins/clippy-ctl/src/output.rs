@@ -575,7 +575,12 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
     writeln!(
         out,
         "running:        {}",
-        show(s.current_input.as_deref().map(clean))
+        show(
+            s.current_input
+                .as_deref()
+                .map(clean)
+                .filter(|i| !i.is_empty())
+        )
     )?;
     writeln!(out, "resume_cursor:  {}", s.resume_cursor)?;
     writeln!(
@@ -1019,6 +1024,10 @@ mod tests {
             !out.contains("waiting:") && !out.contains("hooks:"),
             "{out}"
         );
+        // An answer submitted empty (Enter in a dialog) is no running line to show.
+        state.current_input = Some(String::new());
+        assert!(status_text(&state).contains("\nrunning:        -\n"));
+        state.current_input = None;
 
         state.hooks = HookStats {
             wired: true,
