@@ -300,8 +300,8 @@ fn an_interrupted_turn_ends_with_the_screen_no_hook_awaited() {
 const BUSY: &[u8] = b"\x1b]0;\xe2\xa0\x82 Claude Code\x07";
 const IDLE: &[u8] = b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07";
 
-#[test]
-fn a_busy_title_after_the_agent_said_its_turn_ended_starts_no_turn() {
+/// A Claude Code detector with hooks, asked `q` at its prompt and drawing `answer` busy.
+fn claude_answering(answer: &str) -> (TurnDetector, Vec<Event>) {
     let preset = Preset::named("claude").unwrap();
     let config = DetectorConfig::new(preset).agent_hooks(AgentHooks::On);
     let mut detector = TurnDetector::new(config);
@@ -309,7 +309,13 @@ fn a_busy_title_after_the_agent_said_its_turn_ended_starts_no_turn() {
     events.extend(detector.feed_output("\r\n\u{276f}\u{a0}".as_bytes()));
     events.extend(detector.feed_input(b"q\r"));
     events.extend(detector.feed_output(BUSY));
-    events.extend(detector.feed_output("\r\n\u{25cf} Paris.\r\n".as_bytes()));
+    events.extend(detector.feed_output(format!("\r\n\u{25cf} {answer}\r\n").as_bytes()));
+    (detector, events)
+}
+
+#[test]
+fn a_busy_title_after_the_agent_said_its_turn_ended_starts_no_turn() {
+    let (mut detector, mut events) = claude_answering("Paris.");
     events.extend(detector.feed_agent(AgentSignal::TurnEnded {
         message: Some("Paris.".into()),
         prompts: Vec::new(),
@@ -325,14 +331,7 @@ fn a_busy_title_after_the_agent_said_its_turn_ended_starts_no_turn() {
 
 #[test]
 fn a_screen_end_the_agent_then_shows_busy_after_was_early_and_the_turn_goes_on() {
-    let preset = Preset::named("claude").unwrap();
-    let config = DetectorConfig::new(preset).agent_hooks(AgentHooks::On);
-    let mut detector = TurnDetector::new(config);
-    let mut events: Vec<Event> = detector.feed_output(IDLE).collect();
-    events.extend(detector.feed_output("\r\n\u{276f}\u{a0}".as_bytes()));
-    events.extend(detector.feed_input(b"q\r"));
-    events.extend(detector.feed_output(BUSY));
-    events.extend(detector.feed_output("\r\n\u{25cf} Jupiter is the\r\n".as_bytes()));
+    let (mut detector, mut events) = claude_answering("Jupiter is the");
     // Looks idle for a moment, then works on.
     events.extend(detector.feed_output(IDLE));
     events.extend(detector.feed_output("\r\n\u{276f}\u{a0}\r\n".as_bytes()));
