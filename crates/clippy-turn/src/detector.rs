@@ -1114,10 +1114,12 @@ impl Feed<'_> {
         core.line_veto = false;
         #[cfg(feature = "text")]
         let recorded = core.screen.finish_recording();
-        let end = turn
-            .end_mark
-            .or(turn.screen_end.map(|(at, _)| at))
-            .unwrap_or(end);
+        // Where the screen said the turn ended, unless its content only began after that.
+        let screen_end = turn
+            .screen_end
+            .map(|(at, _)| at)
+            .filter(|&at| turn.content_start.is_some_and(|start| at > start));
+        let end = turn.end_mark.or(screen_end).unwrap_or(end);
         let ended_by_agent = turn.agent_done.is_some();
         let message = turn.agent_done.take().flatten();
         if ended_by_agent && !turn.forced {
@@ -1131,6 +1133,8 @@ impl Feed<'_> {
             _ => None,
         };
         if let Some(start) = start.filter(|&s| s < end || message.is_some()) {
+            // A turn kept for its message alone may have no content before its end.
+            let end = end.max(start);
             let from = (start - turn.buf_start) as usize;
             let to = ((end - turn.buf_start) as usize).min(turn.buf.len());
             let mut content = std::mem::take(&mut turn.buf);

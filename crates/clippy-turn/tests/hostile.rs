@@ -15,7 +15,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
-use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
+use clippy_turn::{AgentHooks, AgentSignal, DetectorConfig, Event, Preset, TurnDetector};
 use proptest::prelude::*;
 
 mod common;
@@ -110,8 +110,64 @@ fn run(preset: &Preset, records: &[(bool, Vec<u8>)], splits: &[usize]) -> (Vec<E
     feed_records(&mut detector, records, splits)
 }
 
+/// Feeds the records whole with hooks on or alone (`only`), the agent's word or `settle` before
+/// the records `signals` name (`0`, `1`: a turn end with and without a message, with or without
+/// its prompt; `2`: settle).
+fn run_with_hooks(
+    preset: &Preset,
+    only: bool,
+    records: &[(bool, Vec<u8>)],
+    signals: &[(usize, u8)],
+) -> (Vec<Event>, Vec<u8>) {
+    let hooks = if only {
+        AgentHooks::Only
+    } else {
+        AgentHooks::On
+    };
+    let config = DetectorConfig::new(preset.clone())
+        .max_turn_bytes(MAX)
+        .agent_hooks(hooks);
+    let mut detector = TurnDetector::new(config);
+    let (mut events, mut stream) = (Vec::new(), Vec::new());
+    for (at, (output, bytes)) in records.iter().enumerate() {
+        for &(_, kind) in signals.iter().filter(|(before, _)| *before == at) {
+            events.extend(match kind {
+                2 => detector.settle().collect::<Vec<_>>(),
+                kind => detector
+                    .feed_agent(AgentSignal::TurnEnded {
+                        message: (kind == 0).then(|| "the end".to_owned()),
+                        prompts: if kind == 0 {
+                            vec!["q".to_owned()]
+                        } else {
+                            Vec::new()
+                        },
+                    })
+                    .collect(),
+            });
+        }
+        if *output {
+            stream.extend_from_slice(bytes);
+            events.extend(detector.feed_output(bytes));
+        } else {
+            events.extend(detector.feed_input(bytes));
+        }
+    }
+    (events, stream)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn with_the_agents_word_turn_contents_are_still_exact_slices_in_order(
+        preset in preset(),
+        only in any::<bool>(),
+        records in session(),
+        signals in prop::collection::vec((0usize..30, 0u8..3), 0..10),
+    ) {
+        let (events, stream) = run_with_hooks(&preset, only, &records, &signals);
+        check_turns(&events, &stream)?;
+    }
 
     #[test]
     fn turn_contents_are_exact_slices_of_any_stream(
@@ -120,21 +176,45 @@ proptest! {
         splits in prop::collection::vec(1usize..24, 1..12),
     ) {
         let (events, stream) = run(&preset, &records, &splits);
+        check_turns(&events, &stream)?;
+    }
+}
+
+/// Turns are in order, within the stream, exact slices of it, at most [`MAX`] bytes, and marked
+/// truncated exactly when cut.
+fn check_turns(events: &[Event], stream: &[u8]) -> Result<(), TestCaseError> {
+    {
         let mut last_end = 0u64;
-        for event in &events {
-            let Event::TurnCompleted(turn) = event else { continue };
+        for event in events {
+            let Event::TurnCompleted(turn) = event else {
+                continue;
+            };
             prop_assert!(
                 turn.start >= last_end && turn.start <= turn.end,
-                "offsets out of order: {:?} after {}", (turn.start, turn.end), last_end
+                "offsets out of order: {:?} after {}",
+                (turn.start, turn.end),
+                last_end
             );
-            prop_assert!(turn.end as usize <= stream.len(), "end {} past the stream {}", turn.end, stream.len());
+            prop_assert!(
+                turn.end as usize <= stream.len(),
+                "end {} past the stream {}",
+                turn.end,
+                stream.len()
+            );
             last_end = turn.end;
             let start = turn.start as usize;
             prop_assert!(turn.content.len() <= MAX);
-            prop_assert_eq!(&turn.content[..], &stream[start..start + turn.content.len()]);
-            prop_assert_eq!(turn.truncated, (turn.end - turn.start) as usize > turn.content.len());
+            prop_assert_eq!(
+                &turn.content[..],
+                &stream[start..start + turn.content.len()]
+            );
+            prop_assert_eq!(
+                turn.truncated,
+                (turn.end - turn.start) as usize > turn.content.len()
+            );
         }
     }
+    Ok(())
 }
 
 /// The smallest case proptest found (claude preset): an idle title, a busy title glued to a
