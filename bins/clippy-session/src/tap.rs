@@ -301,6 +301,19 @@ impl TapState {
     fn take_events(&mut self, detected: Vec<Event>) {
         for event in detected {
             let out = match event {
+                // The screen says the agent asks (agents whose hooks do not): waiting, unless
+                // its hooks said so already, with more.
+                Event::Asking { question } => {
+                    if self.progress.waiting.is_none() {
+                        self.progress.waiting = Some(WaitingState {
+                            kind: "permission".into(),
+                            message: Some(question),
+                            since: now_ms(),
+                            ..WaitingState::default()
+                        });
+                    }
+                    continue;
+                }
                 Event::AwaitingAgreement => {
                     self.settle_at = Some(Instant::now() + AGREEMENT_GRACE);
                     continue;

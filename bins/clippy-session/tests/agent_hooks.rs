@@ -257,3 +257,35 @@ fn garbage_on_the_hook_socket_is_rejected_and_the_session_goes_on() {
     term.send("\x04");
     assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
 }
+
+/// Codex's hooks say nothing of a permission dialog: its screen does (the preset's waiting
+/// line), so the session waits all the same, with the question and no tool.
+#[test]
+fn a_codex_dialog_seen_on_screen_is_a_waiting_state_too() {
+    let fixture = Fixture::new();
+    let dir = &fixture.dir;
+    let agent = agent_named(dir, "codex");
+    let mut term = Spawn::wrapper(dir, ["--name", "cx", "--", s(&agent)])
+        .env("PATH", path_with(agent.parent().unwrap()))
+        .start();
+    term.expect(prompt_of("codex"));
+    fixture.wait_state("cx", "registered", |_| true);
+    term.send("perm");
+    term.expect("perm");
+    term.send("\r");
+    term.expect("(y/n) ");
+    let state = fixture.wait_state("cx", "waiting", |state| state.waiting.is_some());
+    let waiting = state.waiting.unwrap();
+    assert_eq!(waiting.kind, "permission");
+    assert_eq!(waiting.tool, None);
+    assert_eq!(
+        waiting.message.as_deref(),
+        Some("Would you like to run the following command?")
+    );
+    assert!(state.last_turn_id.is_none(), "asking ends no turn");
+    term.send("y\r");
+    let state = fixture.wait_state("cx", "a turn", |state| state.last_turn_id.is_some());
+    assert!(state.waiting.is_none(), "answered");
+    term.send("\x04");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}

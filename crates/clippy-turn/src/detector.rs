@@ -129,6 +129,13 @@ pub enum Event {
     /// shows it idle and the agent's hook has not spoken, or the reverse): the turn waits. A
     /// caller with a clock calls [`TurnDetector::settle`] if it stays so (clippy-session: 2 s).
     AwaitingAgreement,
+    /// The agent asks the user something in the middle of the running turn (a permission
+    /// dialog), as the preset's `waiting_line` tells from the screen; once until the next keys.
+    /// The turn goes on.
+    Asking {
+        /// The line that asks, trimmed.
+        question: String,
+    },
     /// The agent's hooks and the screen disagreed (counted in a session's `status`).
     Disagreement {
         /// What happened, in a sentence.
@@ -237,6 +244,8 @@ struct Running {
     agent_done: Option<Option<String>>,
     /// Input or [`TurnDetector::settle`] ended the wait for agreement: the turn ends.
     forced: bool,
+    /// [`Event::Asking`] was reported since the last keys.
+    asked: bool,
     /// Offset of `buf[0]`.
     buf_start: u64,
     buf: Vec<u8>,
@@ -400,6 +409,9 @@ impl TurnDetector {
         });
         if pressed {
             self.core.events.insert(first, Event::KeysPressed);
+            if let Some(turn) = &mut self.core.turn {
+                turn.asked = false;
+            }
         }
         self.core.events.drain(..)
     }
@@ -852,6 +864,7 @@ impl Core {
             screen_end: None,
             agent_done: None,
             forced: false,
+            asked: false,
             buf_start: at,
             buf: Vec::new(),
             content_start: None,
@@ -1232,6 +1245,18 @@ impl ViewSink for Feed<'_> {
                 // Still working, or asking something (a permission menu): not idle after all.
                 turn.idle_armed = false;
             }
+        }
+        if let Some(turn) = &mut self.core.turn
+            && !turn.asked
+            && self
+                .core
+                .preset
+                .waiting_line()
+                .is_some_and(|w| w.is_match(text))
+        {
+            turn.asked = true;
+            let question = String::from_utf8_lossy(text).trim().to_owned();
+            self.core.events.push(Event::Asking { question });
         }
         let skip = self
             .core

@@ -65,6 +65,10 @@ pub struct PresetSpec {
     /// such keys (a question typed ahead, Ctrl+C) the text view drops a line that a later line
     /// repeats or continues. No effect on detection.
     pub redraws_live_lines: bool,
+    /// Regex on a line the agent draws when it asks the user something in the middle of a turn
+    /// (a permission dialog's question): reported as [`Event::Asking`](crate::Event::Asking),
+    /// for agents whose hooks do not say it (Codex, aider). No effect on turn boundaries.
+    pub waiting_line: Option<&'static str>,
 }
 
 /// The presets that ship with clippy, in listing order. `generic` is the fallback.
@@ -84,6 +88,7 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
+        waiting_line: None,
     },
     PresetSpec {
         name: "shell",
@@ -100,6 +105,7 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
+        waiting_line: None,
     },
     PresetSpec {
         name: "python",
@@ -116,6 +122,7 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: Some(r"^\.\.\.\s*$"),
         redraws_live_lines: false,
+        waiting_line: None,
     },
     PresetSpec {
         name: "sqlite",
@@ -132,6 +139,7 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
+        waiting_line: None,
     },
     PresetSpec {
         name: "aider",
@@ -148,6 +156,7 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: Some(r"^Tokens: \S+ sent, \S+ received|^[\s░█]*Waiting for \S+\s*$"),
         redraws_live_lines: true,
+        waiting_line: Some(r"\(Y\)es/\(N\)o"),
     },
     PresetSpec {
         name: "claude",
@@ -168,6 +177,7 @@ pub const PRESETS: &[PresetSpec] = &[
             r"^\s*(?:[·✢✳✶✻✽*]\s+\w+ for \d|⎿\s+(?:Tip:|Queued ·)|\? for shortcuts|Press Ctrl-C again to exit|tmux focus-events off|(?:⏵⏵|⏸) \w+ mode on|(?:[◐◑◒◓○●]\s+)?\w+ · /effort\s*$)",
         ),
         redraws_live_lines: false,
+        waiting_line: None,
     },
     PresetSpec {
         name: "codex",
@@ -186,6 +196,7 @@ pub const PRESETS: &[PresetSpec] = &[
             r"^\s*(?:─*\s*Worked for \d|.*\? for shortcuts|tab to queue message|↳ |└ Tip: )",
         ),
         redraws_live_lines: false,
+        waiting_line: Some(r"^\s*Would you like to .+\?\s*$"),
     },
     PresetSpec {
         name: "gemini",
@@ -204,6 +215,7 @@ pub const PRESETS: &[PresetSpec] = &[
             r"^\s*(?:\? for shortcuts|Shift\+Tab to accept edits|>\s+Type your message|workspace \(/directory\)|Queued \(press|Press Ctrl\+C again to exit)|^\W*Executing Hooks?: |\s(?:no sandbox|sandbox-exec)\s",
         ),
         redraws_live_lines: false,
+        waiting_line: None,
     },
 ];
 
@@ -223,6 +235,7 @@ pub struct Preset {
     require_busy: bool,
     chrome: Option<Regex>,
     redraws_live_lines: bool,
+    waiting_line: Option<Regex>,
 }
 
 impl Preset {
@@ -271,6 +284,10 @@ impl Preset {
             require_busy: spec.require_busy,
             chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
             redraws_live_lines: spec.redraws_live_lines,
+            waiting_line: spec
+                .waiting_line
+                .map(|p| compile("waiting line", p))
+                .transpose()?,
         })
     }
 
@@ -297,6 +314,7 @@ impl Preset {
             require_busy: false,
             chrome: None,
             redraws_live_lines: false,
+            waiting_line: None,
         })
     }
 
@@ -354,6 +372,10 @@ impl Preset {
 
     pub(crate) fn redraws_live_lines(&self) -> bool {
         self.redraws_live_lines
+    }
+
+    pub(crate) fn waiting_line(&self) -> Option<&Regex> {
+        self.waiting_line.as_ref()
     }
 
     pub(crate) fn chrome(&self) -> Option<&Regex> {

@@ -158,6 +158,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         require_busy: false,
         chrome: None,
         redraws_live_lines: false,
+        waiting_line: None,
     })
     .unwrap();
     let frame = |status: &str, body: &str| {
@@ -488,4 +489,26 @@ fn a_repl_answering_with_its_input_is_a_turn() {
     assert_eq!(turns[0].text(), "42");
     assert_eq!(turns[1].content, b"'x'\r\n");
     assert_eq!(turns[1].text(), "'x'");
+}
+
+#[test]
+fn a_dialog_question_mid_turn_is_reported_once_until_keys_and_ends_nothing() {
+    let mut s = Session::new(Preset::named("codex").unwrap());
+    s.out("› ".as_bytes()).input(b"make the file\r");
+    let question = "  Would you like to run the following command?\r\n";
+    s.out(format!("\r\n• Running touch x\r\n{question}  › 1. Yes, proceed (y)\r\n").as_bytes());
+    // Redrawn while it waits: still the one question.
+    s.out(question.as_bytes());
+    let asked = |s: &Session| {
+        s.events
+            .iter()
+            .filter(|e| matches!(e, Event::Asking { question } if question == "Would you like to run the following command?"))
+            .count()
+    };
+    assert_eq!(asked(&s), 1, "{:?}", s.events);
+    assert!(s.turns().is_empty(), "asking ends no turn");
+    assert_eq!(s.detector.phase(), Phase::Busy);
+    // Answered, then asked again: a second question.
+    s.input(b"y").out(question.as_bytes());
+    assert_eq!(asked(&s), 2);
 }

@@ -121,6 +121,9 @@ for line in sys.stdin:
                     "details": {"type": "exec", "title": "Shell", "command": "ls"},
                 },
             )
+        elif AGENT == "codex":
+            # Codex's notify says nothing of it: only its screen does.
+            out("  Would you like to run the following command?\r\n")
         else:
             run_hook("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
         out("Allow Bash(ls)? (y/n) ")
