@@ -156,7 +156,9 @@ pub const PRESETS: &[PresetSpec] = &[
         require_busy: false,
         chrome: Some(r"^Tokens: \S+ sent, \S+ received|^[\s░█]*Waiting for \S+\s*$"),
         redraws_live_lines: true,
-        waiting_line: Some(r"\(Y\)es/\(N\)o"),
+        // The question with nothing typed after it yet: redrawn with the answer (`[Yes]: y`),
+        // it asks no more.
+        waiting_line: Some(r"\(Y\)es/\(N\)o.*:\s*$"),
     },
     PresetSpec {
         name: "claude",

@@ -512,3 +512,19 @@ fn a_dialog_question_mid_turn_is_reported_once_until_keys_and_ends_nothing() {
     s.input(b"y").out(question.as_bytes());
     assert_eq!(asked(&s), 2);
 }
+
+#[test]
+fn aiders_question_redrawn_with_its_answer_asks_no_more() {
+    let mut s = Session::new(Preset::named("aider").unwrap());
+    s.out(b"> ").input(b"make the file\r");
+    let question = "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: ";
+    s.out(format!("make the file\r\n\r\ntouch x\r\n{question}").as_bytes());
+    s.input(b"y").out(format!("\r{question}y").as_bytes());
+    s.input(b"\r").out(b"\r\n\r\nRunning touch x\r\n");
+    let asked: Vec<&Event> = s
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Asking { .. }))
+        .collect();
+    assert_eq!(asked.len(), 1, "{:?}", s.events);
+}
