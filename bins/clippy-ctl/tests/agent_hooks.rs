@@ -12,12 +12,15 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use clippy_hooks::{Agent, MAX_REPORT_BYTES, encode};
 use serde_json::Value;
+
+mod support;
+
+use support::TempDir;
 
 /// How long anything may take before the test fails: a guard against hanging, not a timing.
 const GUARD: Duration = Duration::from_secs(60);
@@ -26,38 +29,6 @@ const CLAUDE_STOP: &[u8] =
     br#"{"hook_event_name":"Stop","session_id":"s1","last_assistant_message":"Done."}"#;
 const CODEX_NOTIFY: &str =
     r#"{"type":"agent-turn-complete","turn-id":"1","last-assistant-message":"Hi there"}"#;
-
-/// A private directory, removed on drop: `home/` is `HOME`.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "clippy-hooks-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(path.join("home")).expect("temp dir");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).expect("chmod");
-        TempDir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn home(&self) -> PathBuf {
-        self.0.join("home")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// What a `clippy-ctl` run left.
 #[derive(Debug)]

@@ -48,14 +48,19 @@ fn replies() -> serde_json::Value {
         .expect("replies.json")
 }
 
+/// The corpus mock's rule for `question`: the first whose `match` it contains.
+fn reply_rule<'a>(replies: &'a serde_json::Value, question: &str) -> Option<&'a serde_json::Value> {
+    let question = question.to_lowercase();
+    replies["rules"]
+        .as_array()?
+        .iter()
+        .find(|rule| rule["match"].as_str().is_some_and(|m| question.contains(m)))
+}
+
 /// The lines the corpus mock sends for one question (its first matching rule), as an agent
 /// would show them: markdown table pipes, fences and list numbers left to the agent.
 fn model_lines(replies: &serde_json::Value, preset: &str, question: &str) -> Option<Vec<String>> {
-    let question = question.to_lowercase();
-    let rule = replies["rules"]
-        .as_array()?
-        .iter()
-        .find(|rule| rule["match"].as_str().is_some_and(|m| question.contains(m)))?;
+    let rule = reply_rule(replies, question)?;
     let field = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
     let numbered = |n: u64| field("template").replace("{n}", &n.to_string());
     let count = rule["lines"].as_u64().unwrap_or(0);
@@ -409,11 +414,7 @@ fn without_lost(text: &str, lost: &[String]) -> String {
 /// `tools/corpus/mock_model.py`; `gemini`: its Gemini flavour, five list lines a chunk), the
 /// final answer's after a tool call.
 fn mock_chunks(replies: &serde_json::Value, question: &str, gemini: bool) -> Option<Vec<String>> {
-    let question = question.to_lowercase();
-    let rule = replies["rules"]
-        .as_array()?
-        .iter()
-        .find(|rule| rule["match"].as_str().is_some_and(|m| question.contains(m)))?;
+    let rule = reply_rule(replies, question)?;
     let field = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
     let numbered = |n: u64| field("template").replace("{n}", &n.to_string());
     let count = rule["lines"].as_u64().unwrap_or(0);

@@ -60,6 +60,11 @@ impl TempDir {
         self.path.join("run")
     }
 
+    /// `HOME` for the programs of the test.
+    pub fn home(&self) -> PathBuf {
+        self.path.join("home")
+    }
+
     /// Where clients look for the broker.
     pub fn socket(&self) -> PathBuf {
         self.runtime().join("clippy").join("broker.sock")
