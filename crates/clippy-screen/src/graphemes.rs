@@ -4,19 +4,23 @@
 //! character of the row further right than the program (which counts the sequence as one
 //! two-cell character) put it, and the program's next absolute cursor move draws over the
 //! family. The screen therefore joins a character that follows a ZWJ onto the cell of the one
-//! before, and hands everything else to the emulator unchanged.
+//! before, and hands everything else to the emulator unchanged, noting on the way what the
+//! emulator keeps to itself and a redraw needs (see [`Shadow`]).
 
 use alacritty_terminal::Term;
+use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Column;
+use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, NamedPrivateMode,
+    PrivateMode, Rgb, ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
 
 use crate::Listener;
+use crate::redraw::Shadow;
 
 const ZWJ: char = '\u{200d}';
 
@@ -25,9 +29,16 @@ pub(crate) struct Joining<'a> {
     pub(crate) term: &'a mut Term<Listener>,
     /// The last character drawn was a ZWJ.
     pub(crate) after_zwj: &'a mut bool,
+    /// What the emulator keeps to itself.
+    pub(crate) shadow: &'a mut Shadow,
 }
 
 impl Joining<'_> {
+    /// Whether the alternate screen is shown.
+    fn alternate(&self) -> bool {
+        self.term.mode().contains(TermMode::ALT_SCREEN)
+    }
+
     /// Adds `c` to the cell of the character drawn last (where the emulator put the ZWJ).
     fn join(&mut self, c: char) {
         let grid = self.term.grid_mut();
@@ -242,6 +253,7 @@ impl Handler for Joining<'_> {
 
     fn reset_state(&mut self) {
         *self.after_zwj = false;
+        self.shadow.reset();
         self.term.reset_state();
     }
 
@@ -272,11 +284,17 @@ impl Handler for Joining<'_> {
 
     fn set_private_mode(&mut self, a0: PrivateMode) {
         *self.after_zwj = false;
+        if a0 == PrivateMode::Named(NamedPrivateMode::ColumnMode) {
+            self.shadow.reset_region();
+        }
         self.term.set_private_mode(a0);
     }
 
     fn unset_private_mode(&mut self, a0: PrivateMode) {
         *self.after_zwj = false;
+        if a0 == PrivateMode::Named(NamedPrivateMode::ColumnMode) {
+            self.shadow.reset_region();
+        }
         self.term.unset_private_mode(a0);
     }
 
@@ -287,6 +305,7 @@ impl Handler for Joining<'_> {
 
     fn set_scrolling_region(&mut self, a0: usize, a1: Option<usize>) {
         *self.after_zwj = false;
+        self.shadow.set_region(a0, a1, self.term.screen_lines());
         self.term.set_scrolling_region(a0, a1);
     }
 
@@ -302,6 +321,7 @@ impl Handler for Joining<'_> {
 
     fn set_active_charset(&mut self, a0: CharsetIndex) {
         *self.after_zwj = false;
+        self.shadow.set_charset(a0);
         self.term.set_active_charset(a0);
     }
 
@@ -377,11 +397,15 @@ impl Handler for Joining<'_> {
 
     fn push_keyboard_mode(&mut self, a0: KeyboardModes) {
         *self.after_zwj = false;
+        if self.shadow.push_keyboard_mode(self.alternate()) {
+            self.term.pop_keyboard_modes(1);
+        }
         self.term.push_keyboard_mode(a0);
     }
 
     fn pop_keyboard_modes(&mut self, a0: u16) {
         *self.after_zwj = false;
+        self.shadow.pop_keyboard_modes(self.alternate(), a0);
         self.term.pop_keyboard_modes(a0);
     }
 
@@ -392,6 +416,7 @@ impl Handler for Joining<'_> {
 
     fn set_modify_other_keys(&mut self, a0: ModifyOtherKeys) {
         *self.after_zwj = false;
+        self.shadow.set_modify_other_keys(a0);
         self.term.set_modify_other_keys(a0);
     }
 

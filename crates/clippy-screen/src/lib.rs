@@ -32,8 +32,10 @@
 mod frames;
 mod graphemes;
 mod markers;
+mod redraw;
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::Line;
@@ -44,6 +46,9 @@ use alacritty_terminal::vte::ansi::{Processor, Timeout};
 use crate::frames::Frames;
 use crate::graphemes::Joining;
 use crate::markers::{Marker, MarkerScan};
+use crate::redraw::Shadow;
+
+pub use crate::redraw::{RESTORE_TERMINAL, RESTORE_TERMINAL_FROM_ALTERNATE};
 
 /// Bytes fed to the emulator between two collections of the rows that scrolled into history.
 /// The emulator's own history only has to hold what one slice can scroll.
@@ -64,6 +69,8 @@ pub const DEFAULT_MAX_BEHIND: usize = 8 * 1024 * 1024;
 /// A live terminal screen and its history.
 pub struct Screen {
     term: Term<Listener>,
+    /// The emulator's answers to the program's queries, not taken yet.
+    replies: Arc<Mutex<Vec<u8>>>,
     parser: Processor<Unsynchronized>,
     markers: MarkerScan,
     history: History,
@@ -72,6 +79,10 @@ pub struct Screen {
     recording: Option<Recording>,
     /// The last character drawn was a zero-width joiner.
     after_zwj: bool,
+    /// What the emulator keeps to itself and a redraw needs.
+    shadow: Shadow,
+    /// Bytes of a character split by the end of the bytes emulated last still to come.
+    utf8_needed: usize,
     /// The program uses synchronized output: its frames end there.
     synchronized: bool,
     /// A synchronized frame is being drawn: the screen is not what a terminal shows yet.
@@ -197,10 +208,14 @@ impl Screen {
     pub fn with_history_bytes(cols: u16, rows: u16, max_bytes: usize) -> Self {
         let config = Config {
             scrolling_history: EMULATOR_HISTORY,
+            // The flags a program sets change what keys send: a redraw sets them again.
+            kitty_keyboard: true,
             ..Config::default()
         };
+        let listener = Listener::default();
         Self {
-            term: Term::new(config, &Size::new(cols, rows), Listener),
+            replies: Arc::clone(&listener.replies),
+            term: Term::new(config, &Size::new(cols, rows), listener),
             parser: Processor::default(),
             markers: MarkerScan::default(),
             history: History {
@@ -210,6 +225,8 @@ impl Screen {
             partial: String::new(),
             recording: None,
             after_zwj: false,
+            shadow: Shadow::default(),
+            utf8_needed: 0,
             synchronized: false,
             mid_frame: false,
             pending: Vec::new(),
@@ -271,6 +288,27 @@ impl Screen {
         true
     }
 
+    /// What a terminal would have answered the queries in the output rendered so far (cursor
+    /// position and device status, device attributes, mode reports, keyboard flags), in order,
+    /// each once: for a program that has no terminal of its own to answer it. Queries in output
+    /// not rendered yet are answered once it is; colour and pixel-size queries are not answered.
+    ///
+    /// ```
+    /// use clippy_screen::Screen;
+    ///
+    /// let mut screen = Screen::new(20, 5);
+    /// screen.feed(b"ab\r\ncd\x1b[6n");
+    /// screen.catch_up();
+    /// assert_eq!(screen.take_replies(), b"\x1b[2;3R");
+    /// assert!(screen.take_replies().is_empty());
+    /// ```
+    pub fn take_replies(&mut self) -> Vec<u8> {
+        self.replies
+            .lock()
+            .map(|mut replies| std::mem::take(&mut *replies))
+            .unwrap_or_default()
+    }
+
     /// Output bytes skipped unrendered so far, because more than [`DEFAULT_MAX_BEHIND`] waited.
     pub fn skipped(&self) -> u64 {
         self.skipped
@@ -311,8 +349,21 @@ impl Screen {
         let mut joining = Joining {
             term: &mut self.term,
             after_zwj: &mut self.after_zwj,
+            shadow: &mut self.shadow,
         };
-        self.parser.advance(&mut joining, bytes);
+        // The parser (vte 0.15) drops the character after one split between two calls when
+        // another split one follows within three bytes: the bytes that complete a split
+        // character go in a call of their own. (Cutting a call in two changes nothing else.)
+        let (completing, rest) = bytes.split_at(self.utf8_needed.min(bytes.len()));
+        for part in [completing, rest] {
+            if !part.is_empty() {
+                self.parser.advance(&mut joining, part);
+            }
+        }
+        self.utf8_needed = match self.utf8_needed.checked_sub(bytes.len()) {
+            Some(needed) if needed > 0 => needed,
+            _ => utf8_needed(rest),
+        };
     }
 
     /// The terminal was resized. Rows pushed off the top go into history; nothing is
@@ -320,7 +371,12 @@ impl Screen {
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.catch_up();
         self.sample_frame();
-        self.term.resize(Size::new(cols, rows));
+        let size = Size::new(cols, rows);
+        if (size.columns, size.lines) != (self.term.columns(), self.term.screen_lines()) {
+            // The emulator resets the scroll region on a resize (and only then).
+            self.shadow.reset_region();
+        }
+        self.term.resize(size);
         let before = self.history.end();
         self.collect_history();
         let after = self.history.end();
@@ -562,6 +618,22 @@ fn row_text(row: &Row<Cell>, out: &mut String) {
     }
 }
 
+/// How many bytes the character that `bytes` end in the middle of still needs (0 when they end
+/// on a character boundary, or in no UTF-8).
+fn utf8_needed(bytes: &[u8]) -> usize {
+    let tail = &bytes[bytes.len().saturating_sub(3)..];
+    let Some(lead) = tail.iter().rposition(|&byte| byte & 0xc0 != 0x80) else {
+        return 0;
+    };
+    let len: usize = match tail[lead] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => return 0,
+    };
+    len.saturating_sub(tail.len() - lead)
+}
+
 /// Whether a row continues on the next (the program wrote past its last column).
 fn wraps(row: &Row<Cell>) -> bool {
     row.last()
@@ -603,12 +675,28 @@ impl Dimensions for Size {
     }
 }
 
-/// The emulator's events (bell, title, replies to queries) are not ours to act on: the
-/// person's terminal answers the program.
-#[derive(Clone, Copy)]
-pub(crate) struct Listener;
+/// The emulator's events: its replies to the program's queries are kept, for a session with no
+/// terminal of its own to answer them ([`Screen::take_replies`]); the rest (bell, title) are
+/// not ours to act on.
+#[derive(Default)]
+pub(crate) struct Listener {
+    replies: Arc<Mutex<Vec<u8>>>,
+}
 
-impl alacritty_terminal::event::EventListener for Listener {}
+/// Answers held for [`Screen::take_replies`] at most; a program that asks more without anyone
+/// taking them gets no more.
+const MAX_REPLIES: usize = 64 * 1024;
+
+impl alacritty_terminal::event::EventListener for Listener {
+    fn send_event(&self, event: alacritty_terminal::event::Event) {
+        if let alacritty_terminal::event::Event::PtyWrite(text) = event
+            && let Ok(mut replies) = self.replies.lock()
+            && replies.len() + text.len() <= MAX_REPLIES
+        {
+            replies.extend_from_slice(text.as_bytes());
+        }
+    }
+}
 
 /// Synchronized output (`ESC [ ? 2026 h`) is applied as it comes: the screen stands at every
 /// byte offset where the stream stands, with no clock and no buffering.

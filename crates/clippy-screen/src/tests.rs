@@ -151,6 +151,23 @@ fn any_chunking_gives_the_same_screen_and_history() {
 }
 
 #[test]
+fn a_character_split_between_feeds_loses_nothing_after_it() {
+    let text = "ab:°O─x é👍";
+    for cut in 1..text.len() {
+        let mut screen = fed(20, 2, &text.as_bytes()[..cut]);
+        screen.catch_up();
+        screen.feed(&text.as_bytes()[cut..]);
+        assert_eq!(screen.snapshot(0).lines[0], text, "cut at {cut}");
+    }
+    let mut screen = Screen::new(20, 2);
+    for byte in text.as_bytes() {
+        screen.feed(&[*byte]);
+        screen.catch_up();
+    }
+    assert_eq!(screen.snapshot(0).lines[0], text);
+}
+
+#[test]
 fn output_is_rendered_when_read_and_a_flood_past_the_bound_skips_its_oldest_half() {
     let mut screen = Screen::new(10, 2);
     screen.max_behind = 64;

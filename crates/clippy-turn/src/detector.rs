@@ -559,6 +559,36 @@ impl TurnDetector {
         self.core.screen.snapshot(history)
     }
 
+    /// The bytes that make a terminal of the session's size show the session's screen as it is
+    /// now, whatever that terminal showed before, and send what the program expects (cursor,
+    /// modes, attributes): for a client attaching to the running session, before it gets the
+    /// output that follows. See [`clippy_screen::Screen::redraw`] for what is and is not
+    /// reproduced.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("shell")?).size(20, 2)?);
+    /// detector.feed_output(b"one\r\n\x1b[1mtwo").for_each(drop);
+    /// let mut terminal = clippy_screen::Screen::new(20, 2);
+    /// terminal.feed(b"something else");
+    /// terminal.feed(&detector.screen_redraw());
+    /// assert_eq!(terminal.snapshot(0), detector.screen(0));
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    #[cfg(feature = "text")]
+    pub fn screen_redraw(&mut self) -> Vec<u8> {
+        self.core.screen.redraw()
+    }
+
+    /// What a terminal would have answered the program's queries (cursor position, device
+    /// attributes, …) in the output rendered so far, each once: for a session with no terminal
+    /// to answer them (see [`clippy_screen::Screen::take_replies`]).
+    #[cfg(feature = "text")]
+    pub fn take_terminal_replies(&mut self) -> Vec<u8> {
+        self.core.screen.take_replies()
+    }
+
     /// Renders up to 64 KiB of the output waiting for the live screen and says whether more
     /// waits. The screen renders lazily, when a turn starts or ends, on
     /// [`TurnDetector::screen`] and when input needs a look at it; a caller with idle time (its
