@@ -90,6 +90,10 @@ struct Conn {
     /// Set when the connection is closing: nothing more is read, what is queued is still
     /// written until then.
     draining: Option<Instant>,
+    /// A write to it failed (the peer closed its end): nothing more is written, and it is
+    /// closed once what it sent before is handled (a wrapper's `deregister` written just
+    /// before it exits, behind a report whose reply found the socket closed).
+    write_failed: bool,
 }
 
 /// How to close a connection.
@@ -367,6 +371,7 @@ impl Server {
                 queued: 0,
                 interest: Interest::READABLE,
                 draining: None,
+                write_failed: false,
             },
         );
         let actions = self.state.connection_opened(id, true);
@@ -376,6 +381,10 @@ impl Server {
     /// Reads what `id` sent (within the budget) and handles every whole frame.
     fn read(&mut self, id: ConnId) {
         let mut ended = false;
+        let mut more = false;
+        // Whether a write to it had failed before this read: then this read goes to the end of
+        // what it sent, and the connection is closed after it.
+        let failed_before;
         {
             let Some(conn) = self.conns.get_mut(&id) else {
                 return;
@@ -383,6 +392,7 @@ impl Server {
             if conn.draining.is_some() {
                 return;
             }
+            failed_before = conn.write_failed;
             let mut budget = READ_BUDGET;
             loop {
                 match conn.stream.read(&mut self.scratch) {
@@ -394,6 +404,7 @@ impl Server {
                         conn.decoder.push(&self.scratch[..n]);
                         if n >= budget {
                             self.pending_reads.push(id);
+                            more = true;
                             break;
                         }
                         budget -= n;
@@ -447,7 +458,10 @@ impl Server {
             };
             self.apply(actions);
         }
-        if ended {
+        // A connection whose write failed is closed once everything it sent is handled: the
+        // frames read before the failure, and then (the failure queued one more read) what its
+        // socket still held.
+        if ended || (failed_before && !more) {
             let mut rest = VecDeque::new();
             self.close(id, CloseMode::Drain, &mut rest);
             self.apply(rest.into());
@@ -549,7 +563,8 @@ impl Server {
     }
 
     /// Queues `message` to `id` and writes what the socket takes. `false` when the connection
-    /// is gone, closing, or was just disconnected for going over its queue bound.
+    /// is gone, closing, cannot be written to, or was just disconnected for going over its
+    /// queue bound.
     fn send(&mut self, id: ConnId, message: &Message, queue: &mut VecDeque<Action>) -> bool {
         let frame = match encode(message) {
             Ok(frame) => frame,
@@ -573,7 +588,7 @@ impl Server {
         let Some(conn) = self.conns.get_mut(&id) else {
             return false;
         };
-        if conn.draining.is_some() {
+        if conn.draining.is_some() || conn.write_failed {
             return false;
         }
         if conn.queued + frame.len() > self.config.queue_max_bytes
@@ -594,7 +609,7 @@ impl Server {
         if conn.out.len() == 1 {
             self.flush_with(id, queue);
         }
-        self.conns.contains_key(&id)
+        self.conns.get(&id).is_some_and(|c| !c.write_failed)
     }
 
     /// The bytes queued to wrapper connection `id` when an injection must not be added to
@@ -624,7 +639,11 @@ impl Server {
     fn feed_replay(&mut self, id: ConnId, queue: &mut VecDeque<Action>) {
         loop {
             let room = match self.conns.get(&id) {
-                Some(conn) if conn.draining.is_none() && self.state.is_replaying(id) => {
+                Some(conn)
+                    if conn.draining.is_none()
+                        && !conn.write_failed
+                        && self.state.is_replaying(id) =>
+                {
                     REPLAY_WINDOW.saturating_sub(conn.out.len())
                 }
                 _ => {
@@ -701,8 +720,20 @@ impl Server {
         if let Some(e) = failed {
             self.log
                 .log(Level::Debug, &format!("connection {id}: write failed: {e}"));
-            self.close(id, CloseMode::Hard, queue);
-            return;
+            if conn.draining.is_some() {
+                self.close(id, CloseMode::Hard, queue);
+                return;
+            }
+            // Its peer closed its end, but what it sent before may still wait to be read (a
+            // wrapper's `deregister`, written before it exited): nothing more is written, and
+            // the connection is read to its end, handled, then closed (`read`).
+            conn.write_failed = true;
+            conn.out.clear();
+            conn.queued = 0;
+            conn.written = 0;
+            if !self.pending_reads.contains(&id) {
+                self.pending_reads.push(id);
+            }
         }
         if conn.draining.is_some() && conn.out.is_empty() {
             self.drop_conn(id);

@@ -12,7 +12,7 @@
 //! when the target wrapper's output queue is over its bound. The I/O layer reports the outcome
 //! with [`State::delivery_finished`], which produces the reply.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -30,6 +30,7 @@ use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 
 mod events;
 mod hooks;
+mod lifecycle;
 mod routing;
 mod screen;
 mod spool_ops;
@@ -40,7 +41,8 @@ pub use spool_ops::{
     DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, DiskSpoolFiles, MAX_READ_BYTES, MAX_WAIT_MS, SpoolFiles,
 };
 
-/// How many ended sessions are remembered, to say "it ended" rather than "never heard of it".
+/// How many ended sessions are remembered, to say "it ended" (and how) rather than "never heard
+/// of it".
 const DEPARTED_MEMORY: usize = 1024;
 /// How many candidates an ambiguity error lists.
 const MAX_CANDIDATES: usize = 10;
@@ -139,8 +141,8 @@ fn refuse(reason: ErrorReason, message: impl Into<String>) -> Refusal {
 enum Outcome {
     Reply(Message),
     Deliver(Delivery),
-    /// A wait was parked (or already answered): its reply comes when it is satisfied or times
-    /// out.
+    /// A wait was parked: its reply comes when it is satisfied or times out. (Also: the reply
+    /// is already among the actions, ahead of what it led to.)
     Parked,
 }
 
@@ -172,9 +174,13 @@ pub struct State {
     conns: HashMap<ConnId, ConnEntry>,
     /// Ids of sessions that ended (oldest first), bounded by [`DEPARTED_MEMORY`].
     departed: VecDeque<String>,
-    departed_set: HashSet<String>,
+    /// What is known of each of them: its registration, how far it got, how it ended.
+    ended: HashMap<String, lifecycle::Ended>,
     /// Parked waits, by a key that grows (so iteration is in arrival order).
     waiters: BTreeMap<u64, spool_ops::Waiter>,
+    /// Requests that wait for their session to register (or, for an `exec`, to show its first
+    /// prompt), keyed as `waiters`.
+    awaiting: BTreeMap<u64, lifecycle::Awaiting>,
     next_waiter: u64,
     /// Pattern waits with spool left to scan after a step's budget ran out.
     scan_queue: VecDeque<u64>,
@@ -218,8 +224,9 @@ impl State {
             sessions: BTreeMap::new(),
             conns: HashMap::new(),
             departed: VecDeque::new(),
-            departed_set: HashSet::new(),
+            ended: HashMap::new(),
             waiters: BTreeMap::new(),
+            awaiting: BTreeMap::new(),
             next_waiter: 1,
             scan_queue: VecDeque::new(),
             scratch: Vec::new(),
@@ -288,7 +295,7 @@ impl State {
         self.cancel_waiters_of(conn);
         self.events.unsubscribe(conn);
         for session in entry.sessions {
-            self.remove_session(&session, &mut out);
+            self.remove_session(&session, lifecycle::ExitReport::default(), &mut out);
             out.push(Action::Log(
                 Level::Info,
                 format!("session {session} gone: its wrapper's connection {conn} closed"),
@@ -547,7 +554,15 @@ impl State {
                 session,
                 progress,
             } => self.register(conn, id, session, progress, out),
-            Message::Deregister { id, session } => self.deregister(conn, id, &session, out),
+            Message::Deregister {
+                id,
+                session,
+                exit_code,
+                signal,
+            } => {
+                let exit = lifecycle::ExitReport { exit_code, signal };
+                self.deregister(conn, id, &session, exit, out)
+            }
             Message::TurnCompleted { id, session, turn } => {
                 self.turn_completed(conn, id, &session, turn, now_ms, out)
             }
@@ -628,17 +643,12 @@ impl State {
                 from_cursor,
                 max_bytes,
             } => self.read(id, &session, from_cursor, max_bytes),
-            wait @ (Message::WaitFor { .. }
+            request @ (Message::WaitFor { .. }
             | Message::WaitPrompt { .. }
-            | Message::ExpectSend { .. }) => self.wait(conn, wait, now_ms, out),
+            | Message::ExpectSend { .. }
+            | Message::Exec { .. }) => self.session_request(conn, request, now_ms, out),
             Message::Send { session, data, .. } => self.send(&session, data),
             Message::SessionStatus { id, session } => self.session_status(id, &session),
-            Message::Exec {
-                id,
-                session,
-                command,
-                timeout_ms,
-            } => self.exec(conn, id, &session, &command, timeout_ms, now_ms, out),
             Message::EndSession {
                 id,
                 session,
@@ -756,7 +766,7 @@ impl State {
             );
             self.emit(record, out);
         }
-        if self.departed_set.remove(&session) {
+        if self.ended.remove(&session).is_some() {
             self.departed.retain(|s| s != &session);
         }
         if let Some(entry) = self.conns.get_mut(&conn) {
@@ -781,7 +791,12 @@ impl State {
         if let Some(progress) = progress {
             self.progress(conn, id, &session, progress, out)?;
         }
-        Ok(Outcome::Reply(Message::Done { id }))
+        // The wrapper hears that it is registered before the commands its registration
+        // releases: requests that were waiting for this session to register go on now (an
+        // `exec` at an idle prompt injects at once).
+        out.push(Action::Send(conn, Message::Done { id }));
+        self.session_registered(&session, out);
+        Ok(Outcome::Parked)
     }
 
     fn deregister(
@@ -789,16 +804,18 @@ impl State {
         conn: ConnId,
         id: u32,
         session: &str,
+        exit: lifecycle::ExitReport,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         self.owned(conn, session)?;
         if let Some(entry) = self.conns.get_mut(&conn) {
             entry.sessions.remove(session);
         }
-        self.remove_session(session, out);
+        let how = exit.describe();
+        self.remove_session(session, exit, out);
         out.push(Action::Log(
             Level::Info,
-            format!("session {session} deregistered"),
+            format!("session {session} deregistered: {how}"),
         ));
         Ok(Outcome::Reply(Message::Done { id }))
     }
@@ -891,7 +908,7 @@ impl State {
     fn inject(&self, target: &str, format: WireFormat) -> Result<Outcome, Refusal> {
         let record = self.captured()?;
         let session = self.resolve(target).map_err(|refusal| {
-            if self.departed_set.contains(target) {
+            if self.ended.contains_key(target) {
                 refuse(
                     ErrorReason::SessionDisconnected,
                     format!("session {target} has ended: its wrapper disconnected or deregistered"),
@@ -1028,8 +1045,20 @@ impl State {
 
     /// Resolves a session argument: the exact id, else an exact name, else a unique id prefix.
     fn resolve(&self, arg: &str) -> Result<String, Refusal> {
+        match self.lookup(arg) {
+            lifecycle::Lookup::Found(session) => Ok(session),
+            lifecycle::Lookup::Missing(refusal)
+            | lifecycle::Lookup::Ended(refusal)
+            | lifecycle::Lookup::Ambiguous(refusal) => Err(refusal),
+        }
+    }
+
+    /// What a session argument names among the live sessions: the exact id, else an exact
+    /// name, else a unique id prefix; or why none.
+    fn lookup(&self, arg: &str) -> lifecycle::Lookup {
+        use lifecycle::Lookup;
         if self.sessions.contains_key(arg) {
-            return Ok(arg.to_owned());
+            return Lookup::Found(arg.to_owned());
         }
         let named: Vec<&String> = self
             .sessions
@@ -1038,9 +1067,9 @@ impl State {
             .map(|(id, _)| id)
             .collect();
         match named.as_slice() {
-            [one] => return Ok((*one).clone()),
+            [one] => return Lookup::Found((*one).clone()),
             [] => {}
-            several => return Err(self.ambiguous(arg, "are named", several)),
+            several => return Lookup::Ambiguous(self.ambiguous(arg, "are named", several)),
         }
         let prefixed: Vec<&String> = if arg.is_empty() {
             Vec::new()
@@ -1052,16 +1081,16 @@ impl State {
                 .collect()
         };
         match prefixed.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] if self.departed_set.contains(arg) => Err(refuse(
+            [one] => Lookup::Found((*one).clone()),
+            [] if self.ended.contains_key(arg) => Lookup::Ended(refuse(
                 ErrorReason::SessionNotFound,
                 format!("session {arg} has ended: its wrapper disconnected or deregistered"),
             )),
-            [] => Err(refuse(
+            [] => Lookup::Missing(refuse(
                 ErrorReason::SessionNotFound,
                 format!("no session has the id, name or id prefix {arg:?}"),
             )),
-            several => Err(self.ambiguous(arg, "start with", several)),
+            several => Lookup::Ambiguous(self.ambiguous(arg, "start with", several)),
         }
     }
 
@@ -1107,7 +1136,14 @@ impl State {
             .map_err(|e| refuse(ErrorReason::TurnNotFound, e.to_string()))
     }
 
-    fn remove_session(&mut self, session: &str, out: &mut Vec<Action>) {
+    /// Removes a session that ended (`exit`: how its command ended, when its wrapper said),
+    /// fails what waits on it, and remembers it among the ended sessions.
+    fn remove_session(
+        &mut self,
+        session: &str,
+        exit: lifecycle::ExitReport,
+        out: &mut Vec<Action>,
+    ) {
         let Some(entry) = self.sessions.remove(session) else {
             return;
         };
@@ -1117,25 +1153,35 @@ impl State {
             entry.live.progress.spool_size,
             out,
         );
+        self.fail_awaiting_of(session, out);
         self.drop_routes_of(session, out);
         self.emit(
             EventRecord {
                 kind: "session.exited".into(),
                 session: Some(session.to_owned()),
-                name: entry.info.name,
+                name: entry.info.name.clone(),
+                exit_code: exit.exit_code,
+                signal: exit.signal,
                 ..EventRecord::default()
             },
             out,
         );
+        let last_turn_id = self
+            .registry
+            .latest(session)
+            .ok()
+            .map(|r| r.turn_id().to_string());
         self.registry.remove_session(session);
-        if self.departed_set.insert(session.to_owned()) {
-            self.departed.push_back(session.to_owned());
-            if self.departed.len() > DEPARTED_MEMORY
-                && let Some(old) = self.departed.pop_front()
-            {
-                self.departed_set.remove(&old);
-            }
-        }
+        self.remember_ended(
+            session,
+            lifecycle::Ended::new(
+                entry.info,
+                entry.live.progress,
+                last_turn_id,
+                exit,
+                self.clock,
+            ),
+        );
     }
 }
 
@@ -1490,6 +1536,8 @@ mod tests {
             Message::Deregister {
                 id: 11,
                 session: "s".into(),
+                exit_code: None,
+                signal: None,
             },
             Message::TurnCompleted {
                 id: 12,
@@ -1795,7 +1843,9 @@ mod tests {
                 w,
                 Message::Deregister {
                     id: 8,
-                    session: "aaa".into()
+                    session: "aaa".into(),
+                    exit_code: None,
+                    signal: None,
                 }
             ),
             Message::Done { id: 8 }
@@ -1841,10 +1891,14 @@ mod tests {
             Message::Deregister {
                 id: 5,
                 session: "aaa".into(),
+                exit_code: None,
+                signal: None,
             },
             Message::Deregister {
                 id: 6,
                 session: "nope".into(),
+                exit_code: None,
+                signal: None,
             },
         ] {
             assert_eq!(refused(&mut st, other, msg).0, ErrorReason::SessionNotFound);

@@ -763,6 +763,91 @@ fn a_second_broker_says_already_running() {
 }
 
 #[test]
+fn brokers_started_at_once_leave_exactly_one_running() {
+    // Two wrappers (or a wrapper and a clippy-ctl) that find no broker each start one.
+    let runtime = TempDir::new();
+    let mut brokers: Vec<KillOnDrop> = (0..4)
+        .map(|n| {
+            let stderr = runtime.path().join(format!("broker{n}.stderr"));
+            KillOnDrop(common::spawn(runtime.path(), &[], &stderr))
+        })
+        .collect();
+    let deadline = Instant::now() + WAIT;
+    let mut exits = vec![None; brokers.len()];
+    while exits.iter().filter(|e| e.is_some()).count() < brokers.len() - 1 {
+        for (exit, broker) in exits.iter_mut().zip(&mut brokers) {
+            if exit.is_none() {
+                *exit = broker.0.try_wait().expect("try_wait");
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "more than one broker still runs: {exits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for (n, exit) in exits.iter().enumerate() {
+        let Some(status) = exit else { continue };
+        let stderr = fs::read_to_string(runtime.path().join(format!("broker{n}.stderr")))
+            .unwrap_or_default();
+        assert_eq!(status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("already running"), "{stderr}");
+    }
+    // The one left serves.
+    let socket = runtime.path().join("clippy").join("broker.sock");
+    let deadline = Instant::now() + WAIT;
+    let mut client = loop {
+        match Client::connect(&socket, Role::Client) {
+            Ok(client) => break client,
+            Err(e) => assert!(Instant::now() < deadline, "nobody serves: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    client.set_read_timeout(Some(WAIT)).expect("timeout");
+    assert!(sessions(&mut client).is_empty());
+}
+
+#[test]
+fn an_ended_session_tells_how_it_ended_over_the_socket() {
+    let broker = Broker::start(&[]);
+    let mut w = broker.wrapper("aaa", Some("sh"), false);
+    let reply = w
+        .request(|id| Message::Deregister {
+            id,
+            session: "aaa".into(),
+            exit_code: Some(3),
+            signal: None,
+        })
+        .expect("deregister");
+    assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
+    let mut client = broker.client();
+    match client.request(|id| Message::SessionStatus {
+        id,
+        session: "sh".into(),
+    }) {
+        Ok(Message::Status { status, .. }) => {
+            assert_eq!(status.session, "aaa");
+            assert_eq!(status.mode, clippy_proto::Mode::Exited);
+            let exited = status.exited.expect("how it ended");
+            assert_eq!((exited.exit_code, exited.signal), (Some(3), None));
+        }
+        other => panic!("{other:?}"),
+    }
+    match client.request(|id| Message::ListEvents {
+        id,
+        since: None,
+        types: vec!["session.exited".into()],
+    }) {
+        Ok(Message::Events { events, .. }) => {
+            assert_eq!(events.len(), 1, "{events:?}");
+            assert_eq!(events[0].exit_code, Some(3));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sessions(&mut client).is_empty());
+}
+
+#[test]
 fn a_stale_socket_is_removed_and_the_broker_starts() {
     let runtime = TempDir::new();
     let dir = runtime.path().join("clippy");

@@ -1,11 +1,12 @@
-//! The connection to the broker: find the socket, connect and say `hello` within the timeout,
-//! then one request at a time. Every [`ProtoError`] is sorted here into what it means for the
-//! user ([`CtlError`]): nobody answers, the broker refused, or the reply made no sense.
+//! The connection to the broker: find the socket, connect and say `hello` within the timeout
+//! (for the commands a script runs right after starting a session, starting a broker when none
+//! answers), then one request at a time. Every [`ProtoError`] is sorted here into what it means
+//! for the user ([`CtlError`]): nobody answers, the broker refused, or the reply made no sense.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clippy_proto::{Client, Message, ProtoError, Role};
 
@@ -31,17 +32,47 @@ impl Broker {
     /// Connects to `socket` as a client. Connecting and the `hello` exchange together may take
     /// at most `timeout`; so may every later reply.
     pub fn connect(socket: &Path, timeout: Duration) -> Result<Self, CtlError> {
+        let path = socket.to_owned();
+        Self::connect_with(socket, timeout, move || {
+            Client::connect(&path, Role::Client)
+        })
+    }
+
+    /// As [`Broker::connect`], but when nobody listens at `socket` and it is the default socket
+    /// (`$XDG_RUNTIME_DIR/clippy/broker.sock`, where a broker binds), starts a broker as
+    /// `clippy-session` does and tries again until `timeout` has passed
+    /// ([`clippy_proto::with_broker`]). For the commands a script runs right after starting a
+    /// session in the background: its wrapper may not have started the broker yet.
+    pub fn connect_starting(socket: &Path, timeout: Duration) -> Result<Self, CtlError> {
+        let default = clippy_proto::socket_path().is_ok_and(|path| path == socket);
+        if !default {
+            // A broker started now would not bind there: nobody to wait for.
+            return Self::connect(socket, timeout);
+        }
+        let deadline = Instant::now() + timeout;
+        let path = socket.to_owned();
+        Self::connect_with(socket, timeout, move || {
+            clippy_proto::with_broker(&path, deadline, || Client::connect(&path, Role::Client))
+        })
+    }
+
+    /// Runs `connect` (a connection and its `hello`) within `timeout`, then sets the read
+    /// timeout.
+    fn connect_with(
+        socket: &Path,
+        timeout: Duration,
+        connect: impl FnOnce() -> Result<Client, ProtoError> + Send + 'static,
+    ) -> Result<Self, CtlError> {
         // `Client::connect` blocks until the broker answers `hello`; a broker that accepted the
         // connection but hangs must not hang us, so the handshake runs on a helper thread. When
         // it times out the thread is left behind, blocked on a socket nobody will answer; the
         // process exits right after.
         let (tx, rx) = mpsc::channel();
-        let path = socket.to_owned();
         std::thread::Builder::new()
             .name("connect".into())
             .spawn(move || {
                 // The receiver is gone only when we have given up waiting.
-                let _ = tx.send(Client::connect(&path, Role::Client));
+                let _ = tx.send(connect());
             })
             .map_err(|source| CtlError::Io {
                 context: "cannot start a thread".into(),
@@ -131,6 +162,16 @@ fn classify(err: ProtoError, socket: &Path, timeout: Duration) -> CtlError {
             socket: socket.to_owned(),
             detail: "the broker closed the connection without answering".into(),
         },
+        ProtoError::NoBroker {
+            started, detail, ..
+        } => CtlError::Unreachable {
+            socket: socket.to_owned(),
+            detail: if started {
+                format!("a clippy-broker was started but did not answer in time: {detail}")
+            } else {
+                format!("no broker answers there, and clippy-broker could not be started: {detail}")
+            },
+        },
         err @ (ProtoError::FrameTooLarge { .. }
         | ProtoError::Malformed(_)
         | ProtoError::UnknownType { .. }
@@ -194,6 +235,22 @@ mod tests {
             classify(ProtoError::NoRuntimeDir, &sock(), t),
             CtlError::NoRuntimeDir
         ));
+        let not_started = classify(
+            ProtoError::NoBroker {
+                socket: sock(),
+                started: false,
+                detail: "cannot run clippy-broker".into(),
+            },
+            &sock(),
+            t,
+        );
+        assert!(not_started.is_unreachable());
+        assert!(
+            not_started
+                .to_string()
+                .contains("clippy-broker could not be started: cannot run clippy-broker"),
+            "{not_started}"
+        );
         assert!(matches!(
             classify(
                 ProtoError::Broker {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
 /// Default for `--timeout`, in milliseconds.
@@ -134,6 +134,30 @@ pub enum Command {
     Status {
         /// Session id, unique id prefix, or name.
         session: Option<String>,
+    },
+    /// Start COMMAND as a session with no terminal: a detached wrapper in a PTY of its own,
+    /// registered with the broker like any session. Prints the session id once the broker
+    /// knows it (with --json: its status), so the next command finds it. --timeout bounds the
+    /// wait for that.
+    Spawn(SpawnArgs),
+    /// Connect this terminal to a running session: its screen is drawn, then its output flows
+    /// here and keys go to it, and the session follows this terminal's size. The detach key
+    /// (default Ctrl+\ then d) or `clippy-ctl detach` leaves it running.
+    Attach {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// Watch only: keys (but the detach key) and this terminal's size are not sent.
+        #[arg(long)]
+        read_only: bool,
+        /// The detach key, as tmux writes keys: one key or a prefix and a key, e.g. "C-\\ d"
+        /// (the default: Ctrl+\ then d) or "C-]" [default: ctl.detach_key].
+        #[arg(long, value_name = "KEYS")]
+        detach_key: Option<String>,
+    },
+    /// Detach every terminal attached to a session (it runs on).
+    Detach {
+        /// Session id, unique id prefix, or name.
+        session: String,
     },
     /// Print a session's screen as text right now, after up to N lines of its history (like
     /// `tmux capture-pane -p`): a dialog waiting for an answer included.
@@ -385,6 +409,48 @@ pub enum SpoolCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `spawn …`.
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    /// A name for the session, accepted wherever a session id is.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The PTY's size.
+    #[arg(long, value_name = "COLSxROWS", default_value = "120x40")]
+    pub size: String,
+    /// The directory COMMAND runs in [default: this one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Set a variable in COMMAND's environment (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub env: Vec<(String, String)>,
+    /// Prompt preset (see `clippy-session --help`) [default: by the command's name].
+    #[arg(long, value_name = "NAME", conflicts_with = "pattern")]
+    pub preset: Option<String>,
+    /// A custom prompt regex (replaces the preset's line pattern).
+    #[arg(long, value_name = "REGEX")]
+    pub pattern: Option<String>,
+    /// Start bash or zsh with OSC 133 marks, for exact turn boundaries and exit codes
+    /// (COMMAND defaults to $SHELL then).
+    #[arg(long)]
+    pub shell_integration: bool,
+    /// Do not wire the agent's own hooks for this run.
+    #[arg(long)]
+    pub no_agent_hooks: bool,
+    /// The command to run, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() && !key.contains('\0') && !value.contains('\0') => {
+            Ok((key.to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("expected KEY=VALUE, found {text:?}")),
+    }
 }
 
 /// `route …`.

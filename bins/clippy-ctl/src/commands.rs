@@ -11,7 +11,7 @@ use clippy_proto::{
 };
 
 use crate::broker::{Broker, resolve_socket, unexpected};
-use crate::cli::{Cli, Command, FormatArg, SinkArg};
+use crate::cli::{Cli, Command, FormatArg, SinkArg, SpoolCommand};
 use crate::config::Config;
 use crate::error::CtlError;
 use crate::spool::{Executed, Found};
@@ -19,6 +19,9 @@ use crate::{focus, hotkeys};
 use clippy_desktop::Environment;
 
 /// What a command found out, ready to render.
+// One per run of the program, rendered and dropped: the size of its largest variant (a session's
+// state) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Report {
     /// `list-sessions`.
@@ -318,6 +321,18 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
             screen(broker, session, *history, timeout)
         }
+        // What a script runs right after starting a session in the background, whose wrapper
+        // may not have started the broker yet (or registered: the broker then waits for it).
+        Command::Spool(
+            command @ (SpoolCommand::WaitFor { .. }
+            | SpoolCommand::WaitPrompt { .. }
+            | SpoolCommand::ExpectSend { .. }
+            | SpoolCommand::Exec { .. }),
+        ) => {
+            let connect_starting =
+                || Broker::connect_starting(&resolve_socket(cli.socket.as_deref())?, timeout);
+            crate::spool::run(command, timeout, &connect_starting)
+        }
         Command::Spool(command) => crate::spool::run(command, timeout, &connect),
         Command::Route(command) => crate::routing::route(command, &connect),
         Command::Inbox { session } => crate::routing::inbox(&connect, session),
@@ -330,9 +345,13 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         Command::TmuxBindings(args) => hotkeys::tmux_bindings_report(args, &config),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man { command } => man(command.as_deref()),
-        // Dispatched by main before any broker command (agent_hooks.rs).
-        Command::Hook { .. } | Command::Hooks(_) => Err(CtlError::Usage(
-            "hook and hooks are not broker commands".into(),
+        // Dispatched by main before any broker command (agent_hooks.rs, spawn.rs, attach.rs).
+        Command::Hook { .. }
+        | Command::Hooks(_)
+        | Command::Spawn(_)
+        | Command::Attach { .. }
+        | Command::Detach { .. } => Err(CtlError::Usage(
+            "hook, hooks, spawn, attach and detach are run by main, not here".into(),
         )),
     }
 }

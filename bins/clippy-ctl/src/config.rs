@@ -16,6 +16,8 @@ pub struct Config {
     pub resolver: Option<String>,
     /// `[hotkeys]`.
     pub hotkeys: HotkeysConfig,
+    /// `ctl.detach_key` (checked when `attach` reads it).
+    pub detach_key: Option<String>,
 }
 
 impl Config {
@@ -33,6 +35,7 @@ impl Config {
             }),
             resolver: Some(config.desktop.resolver),
             hotkeys: config.hotkeys,
+            detach_key: Some(config.ctl.detach_key),
         })
     }
 

@@ -68,6 +68,9 @@ pub enum CtlError {
         "the broker dropped this follower for not reading its events fast enough (subscriber.lagged); run events --follow again, with --since to catch up"
     )]
     Lagged,
+    /// A session could not be started (`spawn`), or a terminal not attached to one (`attach`).
+    #[error("{0}")]
+    Session(String),
     /// Local I/O failed (writing the output, finding the current directory).
     #[error("{context}: {source}")]
     Io {

@@ -37,7 +37,10 @@ pub fn exit_code(err: &CtlError) -> Exit {
             Exit::Unreachable
         }
         CtlError::Protocol(_) => Exit::Protocol,
-        CtlError::Io { .. } | CtlError::Desktop { .. } | CtlError::Lagged => Exit::Failed,
+        CtlError::Io { .. }
+        | CtlError::Session(_)
+        | CtlError::Desktop { .. }
+        | CtlError::Lagged => Exit::Failed,
         CtlError::Broker { reason, .. } => match reason {
             ErrorReason::Timeout => Exit::Timeout,
             // Arguments the broker refused: a route to itself, a template without {turn}, …
@@ -73,6 +76,7 @@ pub fn reason(err: &CtlError) -> &'static str {
         }
         CtlError::Protocol(_) => "protocol_error",
         CtlError::Io { .. } => "io_error",
+        CtlError::Session(_) => "session_failed",
         CtlError::Desktop { reason, .. } => reason,
         CtlError::Lagged => "subscriber_lagged",
         CtlError::Broker { reason, .. } => reason.as_str(),

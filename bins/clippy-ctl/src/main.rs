@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod agent_hooks;
+mod attach;
 mod broker;
 mod cli;
 mod commands;
@@ -15,6 +16,7 @@ mod focus;
 mod hotkeys;
 mod output;
 mod routing;
+mod spawn;
 mod spool;
 
 use std::io::{self, Write};
@@ -55,6 +57,16 @@ fn main() -> ExitCode {
     if cli.notify && !cli.json {
         return notified(&cli);
     }
+    // The commands that start, join or leave a session's terminal.
+    if let Some(result) = terminal_commands(&cli) {
+        return match result {
+            Ok(()) => finish(Ok(()), Exit::Ok),
+            Err(error) => {
+                let written = output::render_error(&error, cli.json, &mut out, &mut err);
+                finish(written, exit::exit_code(&error))
+            }
+        };
+    }
     // The one command that streams: each event is printed as it arrives.
     if let cli::Command::Events {
         follow: true,
@@ -84,6 +96,77 @@ fn main() -> ExitCode {
             finish(written, exit::exit_code(&error))
         }
     }
+}
+
+/// `spawn`, `attach`, `detach`, which print their own results: `None` for the other commands.
+fn terminal_commands(cli: &Cli) -> Option<Result<(), error::CtlError>> {
+    let timeout = std::time::Duration::from_millis(cli.timeout);
+    let connect =
+        || broker::Broker::connect(&broker::resolve_socket(cli.socket.as_deref())?, timeout);
+    let result = match &cli.command {
+        cli::Command::Spawn(args) => spawn::spawn(cli, args).and_then(|id| {
+            if cli.json {
+                let report = spool::session_status(&connect, &id)?;
+                let written = output::render(&report, true, &mut io::stdout(), &mut io::stderr());
+                written.map_err(|source| error::CtlError::Io {
+                    context: "cannot write the output".into(),
+                    source,
+                })
+            } else {
+                println!("{id}");
+                Ok(())
+            }
+        }),
+        cli::Command::Attach {
+            session,
+            read_only,
+            detach_key,
+        } => attach(cli, &connect, session, *read_only, detach_key.as_deref()),
+        cli::Command::Detach { session } => attach::socket_of(&connect, session)
+            .and_then(|(id, name, path)| {
+                let clients = attach::detach(&path, timeout)?;
+                if cli.json {
+                    let doc = serde_json::json!({"detached": {"session": id, "name": name, "clients": clients}});
+                    println!("{doc}");
+                } else {
+                    let label = name.unwrap_or(id);
+                    println!("detached {clients} client(s) from {label}");
+                }
+                Ok(())
+            }),
+        _ => return None,
+    };
+    Some(result)
+}
+
+/// `attach`: until detached; says how it ended on stderr.
+fn attach(
+    cli: &Cli,
+    connect: &dyn Fn() -> Result<broker::Broker, error::CtlError>,
+    session: &str,
+    read_only: bool,
+    detach_key: Option<&str>,
+) -> Result<(), error::CtlError> {
+    let config = config::Config::load(cli.config.as_deref())?;
+    let key = match detach_key.or(config.detach_key.as_deref()) {
+        Some(text) => text
+            .parse()
+            .map_err(|e: clippy_attach::DetachKeyError| error::CtlError::Usage(e.to_string()))?,
+        None => clippy_attach::DetachKey::default(),
+    };
+    let (id, name, path) = attach::socket_of(connect, session)?;
+    let label = name.unwrap_or(id);
+    let said = match attach::attach(&path, read_only, key)? {
+        attach::Ended::Detached(clippy_proto::attach::DetachReason::Command) => {
+            format!("[detached from {label} (clippy-ctl detach)]")
+        }
+        attach::Ended::Detached(_) => format!("[detached from {label}]"),
+        attach::Ended::Exited { exit_code } => format!("[{label} exited with code {exit_code}]"),
+        attach::Ended::Closed => format!("[{label} closed the connection]"),
+        attach::Ended::Signalled(signal) => format!("[detached from {label}: {signal}]"),
+    };
+    eprintln!("{said}");
+    Ok(())
 }
 
 /// `--notify`: the result goes to the desktop (or tmux's status line) instead of stdout; it

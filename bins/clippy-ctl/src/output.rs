@@ -11,8 +11,8 @@ use std::path::Path;
 
 use base64::Engine as _;
 use clippy_proto::{
-    EventRecord, Format, HookStats, InboxItem, Mode, RouteInfo, RouteKind, SessionState,
-    SessionSummary, TurnMeta, WaitingState,
+    EventRecord, Format, HookStats, InboxItem, Mode, RouteInfo, RouteKind, SessionExit,
+    SessionState, SessionSummary, TurnMeta, WaitingState,
 };
 use serde_json::{Value, json};
 
@@ -315,6 +315,12 @@ pub fn event_line(e: &EventRecord) -> String {
     if let Some(hops) = e.hops {
         parts.push(format!("{hops} hops"));
     }
+    if let Some(code) = e.exit_code {
+        parts.push(format!("exit {code}"));
+    }
+    if let Some(signal) = e.signal {
+        parts.push(format!("signal {signal}"));
+    }
     if let Some(message) = &e.message {
         parts.push(format!("— {}", clean(message)));
     }
@@ -558,6 +564,7 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
         Mode::Busy if s.exec_running => "busy (exec)",
         Mode::Busy => "busy",
         Mode::Starting => "starting",
+        Mode::Exited => "exited",
     };
     writeln!(out, "session:        {}", clean(&s.session))?;
     writeln!(
@@ -572,6 +579,9 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
         if s.connected { "yes" } else { "no" }
     )?;
     writeln!(out, "mode:           {mode}")?;
+    if let Some(exited) = &s.exited {
+        writeln!(out, "exited:         {}", exit_text(exited))?;
+    }
     writeln!(
         out,
         "running:        {}",
@@ -624,6 +634,18 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
         "spool:          {}",
         show(s.spool.as_deref().map(clean))
     )
+}
+
+/// How an ended session's command ended, and when: `exit code 3 at …`, `killed by signal 9
+/// (exit code 137) at …`, `exit status unknown (its wrapper went away without saying) at …`.
+fn exit_text(e: &SessionExit) -> String {
+    let how = match (e.exit_code, e.signal) {
+        (Some(code), Some(signal)) => format!("killed by signal {signal} (exit code {code})"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (Some(code), None) => format!("exit code {code}"),
+        (None, None) => "exit status unknown (its wrapper went away without saying)".to_owned(),
+    };
+    format!("{how} at {}", iso8601_utc(e.ended_at))
 }
 
 /// `permission (Bash: {"command":"ls"}) — Claude needs your permission to use Bash`: the kind,
@@ -1007,6 +1029,7 @@ mod tests {
             spool: None,
             waiting: None,
             hooks: HookStats::default(),
+            exited: None,
         }
     }
 
@@ -1228,6 +1251,65 @@ mod tests {
         assert_eq!(
             json,
             json!({"error": {"reason": "session_not_found", "message": "no session \"x\""}})
+        );
+    }
+
+    #[test]
+    fn an_ended_session_says_how_it_ended() {
+        let live = status_text(&session_state());
+        assert!(!live.contains("exited:"), "{live}");
+        assert_eq!(
+            json_of(&Report::SessionStatus(session_state()))["session_status"]["exited"],
+            Value::Null
+        );
+        let mut state = SessionState {
+            mode: Mode::Exited,
+            connected: false,
+            exited: Some(SessionExit {
+                exit_code: Some(3),
+                signal: None,
+                ended_at: 1_700_000_000_123,
+            }),
+            ..session_state()
+        };
+        let out = status_text(&state);
+        assert!(
+            out.contains(
+                "\nmode:           exited\nexited:         exit code 3 at 2023-11-14T22:13:20.123Z\n"
+            ),
+            "{out}"
+        );
+        let json = json_of(&Report::SessionStatus(state.clone()));
+        assert_eq!(json["session_status"]["mode"], "exited");
+        assert_eq!(
+            json["session_status"]["exited"],
+            json!({"exit_code": 3, "signal": null, "ended_at": 1_700_000_000_123_u64})
+        );
+        state.exited = Some(SessionExit {
+            exit_code: Some(137),
+            signal: Some(9),
+            ended_at: 1_700_000_000_123,
+        });
+        assert!(status_text(&state).contains("killed by signal 9 (exit code 137) at"));
+        state.exited = Some(SessionExit::default());
+        assert!(status_text(&state).contains("exit status unknown"));
+    }
+
+    #[test]
+    fn an_exit_event_reads_with_its_status() {
+        let event = EventRecord {
+            id: 9,
+            ts: "2026-11-22T10:00:00.000Z".into(),
+            kind: "session.exited".into(),
+            session: Some("s1".into()),
+            name: Some("sh".into()),
+            exit_code: Some(130),
+            signal: Some(2),
+            ..EventRecord::default()
+        };
+        assert_eq!(
+            event_line(&event),
+            "#9 2026-11-22T10:00:00.000Z session.exited s1 sh exit 130 signal 2"
         );
     }
 }

@@ -1129,3 +1129,87 @@ fn real_broker_gone_exits_3() {
     out.expect_code(3);
     assert!(out.stderr.contains("clippy-broker --foreground"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sessions before they register and after they end (real broker)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn status_of_an_ended_session_says_how_it_ended() {
+    let Some(bin) = real_broker_bin() else { return };
+    let dir = TempDir::new();
+    let _broker = RealBroker::start(&dir, &bin);
+    let ctl = Ctl::new(&dir);
+    let mut wrapper = FakeWrapper::register(&dir.socket(), "ctlend01", Some("doomed"));
+    let reply = wrapper
+        .client
+        .request(|id| Message::Deregister {
+            id,
+            session: "ctlend01".into(),
+            exit_code: Some(3),
+            signal: None,
+        })
+        .expect("deregister");
+    assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
+
+    let out = ctl.run(["status", "doomed"]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(text.contains("session:        ctlend01\n"), "{text}");
+    assert!(text.contains("connected:      no\n"), "{text}");
+    assert!(
+        text.contains("mode:           exited\nexited:         exit code 3 at "),
+        "{text}"
+    );
+    let out = ctl.run(["status", "ctlend01", "--json"]);
+    out.expect_code(0);
+    let status = &out.json()["session_status"];
+    assert_eq!(status["mode"], "exited");
+    assert_eq!(status["exited"]["exit_code"], 3);
+    assert_eq!(status["exited"]["signal"], serde_json::Value::Null);
+    assert!(status["exited"]["ended_at"].as_u64().is_some(), "{status}");
+
+    // Gone from the list; its exit in the event stream.
+    let out = ctl.run(["list-sessions", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json(), json!({"sessions": []}));
+    let out = ctl.run(["events", "--type", "session.exited"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout_str()
+            .contains("session.exited ctlend01 doomed exit 3"),
+        "{}",
+        out.stdout_str()
+    );
+    // Other commands keep saying it ended.
+    let out = ctl.run(["capture", "ctlend01"]);
+    out.expect_code(1);
+    assert!(out.stderr.contains("has ended"), "{}", out.stderr);
+}
+
+#[test]
+fn a_wait_for_a_session_that_never_registers_times_out_saying_so() {
+    let Some(bin) = real_broker_bin() else { return };
+    let dir = TempDir::new();
+    let _broker = RealBroker::start(&dir, &bin);
+    let ctl = Ctl::new(&dir);
+    let out = ctl.run(["wait-prompt", "ghost", "--timeout", "300"]);
+    out.expect_code(124);
+    assert_eq!(out.stdout_str(), "0\n", "the cursor to go on from");
+    assert!(out.stderr.contains("timeout: "), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("\"ghost\" never registered"),
+        "{}",
+        out.stderr
+    );
+    let out = ctl.run(["exec", "ghost", "true", "--timeout", "300", "--json"]);
+    out.expect_code(124);
+    let json = out.json();
+    assert_eq!(json["error"]["reason"], "timeout");
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("never registered")),
+        "{json}"
+    );
+}

@@ -5,61 +5,23 @@
 
 mod desktop;
 
-use std::io::Read;
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
 
-use clippy_pty::{CommandSpec, PtyMaster, WinSize};
-use desktop::{TempDir, broker, ctl, python, sessions, wait_for, workspace_bin};
+use clippy_pty::WinSize;
+use desktop::{OnTerminal, TempDir, broker, ctl, python, sessions, wait_for, workspace_bin};
 use serde_json::Value;
 
-/// `clippy-session --name NAME -- python3 dialog.py` on an 80×24 terminal of the test's own;
-/// dropping it kills the wrapper's process group.
-struct Wrapped {
-    child: clippy_pty::Child,
-    _master: Arc<PtyMaster>,
-}
-
-impl Wrapped {
-    fn start(dir: &TempDir, name: &str) -> Wrapped {
-        let pair = clippy_pty::openpty(WinSize::new(80, 24)).unwrap();
-        let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/dialog.py");
-        let mut spec = CommandSpec::new(workspace_bin("clippy-session"))
-            .args(["--name", name, "--", &python()])
-            .arg(program)
-            .cwd(dir.path());
-        for (key, _) in std::env::vars_os() {
-            spec = spec.env_remove(key);
-        }
-        let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-        spec = spec
-            .env("PATH", path)
-            .env("HOME", dir.join("home"))
-            .env("XDG_RUNTIME_DIR", dir.runtime())
-            .env("LANG", "C.UTF-8")
-            .env("TERM", "dumb");
-        let child = pair.slave.spawn(&spec).unwrap();
-        // Only the wrapper holds the terminal now: the reader ends when it goes.
-        drop(pair.slave);
-        let master = Arc::new(pair.master);
-        let reader = Arc::clone(&master);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while matches!((&*reader).read(&mut buf), Ok(n) if n > 0) {}
-        });
-        Wrapped {
-            child,
-            _master: master,
-        }
-    }
-}
-
-impl Drop for Wrapped {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `clippy-session --name NAME -- python3 dialog.py` on an 80×24 terminal of the test's own.
+fn wrapped_dialog(dir: &TempDir, name: &str) -> OnTerminal {
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/dialog.py");
+    let program = program.display().to_string();
+    OnTerminal::start(
+        dir,
+        workspace_bin("clippy-session"),
+        &["--name", name, "--", &python(), &program],
+        WinSize::new(80, 24),
+    )
 }
 
 fn json(out: &Output) -> Value {
@@ -70,9 +32,9 @@ fn json(out: &Output) -> Value {
 /// Starts a broker and the wrapped dialog named `name`, and waits until the dialog is on its
 /// screen: `wait-for` matches once the wrapper's tap has taken the output, and a `screen`
 /// request queues behind all of it.
-fn dialog(dir: &TempDir, name: &str) -> (desktop::Proc, Wrapped) {
+fn dialog(dir: &TempDir, name: &str) -> (desktop::Proc, OnTerminal) {
     let broker = broker(dir, &[]);
-    let wrapped = Wrapped::start(dir, name);
+    let wrapped = wrapped_dialog(dir, name);
     wait_for("the session to register", || {
         sessions(dir)
             .iter()

@@ -1,4 +1,5 @@
-//! The wrapper's connection to the broker: register, report turns, receive injections.
+//! The wrapper's connection to the broker: register, report turns, receive injections, and say
+//! how the session ended.
 //!
 //! The sink thread hands its reports to the link and never waits on the broker. What is still to
 //! be written waits in an [`Outbox`] (no I/O in it); the link thread owns the connection: it
@@ -12,11 +13,15 @@
 //! The connection is given up when the broker closes it, a write fails, or more is unsent than
 //! the outbox allows ([`UNSENT_TURNS`] turns or [`UNSENT_BYTES`] bytes); the next connection then
 //! starts again from the held turns.
+//!
+//! A `--ready-fd` pipe (`clippy-ctl spawn`) is told once ([`Ready`]): `ready <session-id>` when
+//! the broker acknowledged the session's first `register`, or `error <message>` when the link
+//! gave up before that (no broker answers and none could be started).
 
 use std::collections::VecDeque;
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -39,6 +44,79 @@ const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// How long the end of a session waits for its `deregister` to be written.
 const GOODBYE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a broker this wrapper started may take to answer before the link says it gave up
+/// (and goes on trying with its usual backoff).
+const BROKER_START_WAIT: Duration = Duration::from_secs(10);
+
+/// How the session's command ended, as `deregister` tells the broker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExitReport {
+    /// The code a shell shows: the exit code, or 128 + N for signal N.
+    pub exit_code: Option<i32>,
+    /// The signal that killed the command, when one did.
+    pub signal: Option<i32>,
+}
+
+impl From<clippy_pty::ExitStatus> for ExitReport {
+    fn from(status: clippy_pty::ExitStatus) -> Self {
+        Self {
+            exit_code: Some(status.code_for_shell()),
+            signal: match status {
+                clippy_pty::ExitStatus::Exited(_) => None,
+                clippy_pty::ExitStatus::Signaled { signal, .. } => Some(signal),
+            },
+        }
+    }
+}
+
+/// The readiness pipe of `clippy-ctl spawn` (`--ready-fd`): written exactly one line, then
+/// closed. Dropped without a word (the session ended first, the link could not start), it says
+/// `error` with why it cannot say more.
+#[derive(Debug)]
+pub struct Ready(Option<std::fs::File>);
+
+impl Ready {
+    /// Takes the pipe's write end. It is kept from the programs this process starts (the
+    /// child, a broker): the reader sees the end of the pipe once this line is written.
+    pub fn new(file: std::fs::File) -> Self {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        // Best effort: a descriptor that cannot be marked is still written and closed.
+        let _ = fcntl(&file, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+        Self(Some(file))
+    }
+
+    /// No pipe: nobody to tell.
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    /// The broker acknowledged the session's registration: `ready <session-id>`.
+    pub fn registered(&mut self, session: &str) {
+        self.say(&format!("ready {session}\n"));
+    }
+
+    /// The session cannot register now: `error <message>` (on one line).
+    pub fn failed(&mut self, message: &str) {
+        let message: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        self.say(&format!("error {message}\n"));
+    }
+
+    fn say(&mut self, line: &str) {
+        if let Some(mut file) = self.0.take() {
+            // A reader that went away is nobody to tell; the file is closed on return.
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+}
+
+impl Drop for Ready {
+    fn drop(&mut self) {
+        self.failed("the session ended before it registered with the broker");
+    }
+}
 
 /// What the reader thread passes to the sink thread.
 #[derive(Debug)]
@@ -62,7 +140,7 @@ enum Pending {
     /// The answer to a `screen_request`: written on the connection that asked, never replayed
     /// (the broker fails the request when that connection goes).
     Screen(u64, Box<ScreenData>),
-    Deregister,
+    Deregister(ExitReport),
 }
 
 /// What the link thread does next, as [`Outbox::next`] says.
@@ -97,8 +175,11 @@ pub struct Outbox {
     queue: Option<VecDeque<Pending>>,
     unsent_turns: usize,
     unsent_bytes: usize,
-    /// The session ended: say goodbye, then stop.
-    ending: bool,
+    /// The session ended (its command as this says): say goodbye, then stop.
+    ending: Option<ExitReport>,
+    /// The link thread is connecting and registering: a session that ends meanwhile says
+    /// goodbye on that connection once it is made.
+    connecting: bool,
     /// The goodbye is written, or there was no connection to write it to.
     finished: bool,
 }
@@ -118,7 +199,8 @@ impl Outbox {
             queue: None,
             unsent_turns: 0,
             unsent_bytes: 0,
-            ending: false,
+            ending: None,
+            connecting: false,
             finished: false,
         }
     }
@@ -182,13 +264,28 @@ impl Outbox {
         let _ = self.push(Pending::Screen(request, Box::new(screen)));
     }
 
-    /// The session ended: the goodbye is queued if connected, and no reconnection follows.
-    pub fn end(&mut self) {
-        self.ending = true;
-        if self.queue.is_none() {
+    /// The session ended (its command as `exit` says): the goodbye is queued if connected (or
+    /// once the connection being made is), and no reconnection follows.
+    pub fn end(&mut self, exit: ExitReport) {
+        self.ending = Some(exit);
+        if self.queue.is_none() && !self.connecting {
             self.finished = true;
         }
-        let _ = self.push(Pending::Deregister);
+        let _ = self.push(Pending::Deregister(exit));
+    }
+
+    /// The link thread starts connecting (and registering).
+    pub fn connecting(&mut self) {
+        self.connecting = true;
+    }
+
+    /// The connection being made failed: a session that ended meanwhile has nobody to say
+    /// goodbye to.
+    pub fn connect_failed(&mut self) {
+        self.connecting = false;
+        if self.queue.is_none() && self.ending.is_some() {
+            self.finished = true;
+        }
     }
 
     /// Whether the goodbye is written (or could not be).
@@ -240,6 +337,11 @@ impl Outbox {
         if self.info.bracketed_paste != registered.0.bracketed_paste {
             let _ = self.push(Pending::BracketedPaste(self.info.bracketed_paste));
         }
+        self.connecting = false;
+        // The session ended while this connection was being made: its goodbye goes last.
+        if let Some(exit) = self.ending {
+            let _ = self.push(Pending::Deregister(exit));
+        }
     }
 
     /// The connection is gone: nothing more is written to it.
@@ -247,7 +349,7 @@ impl Outbox {
         self.queue = None;
         self.unsent_turns = 0;
         self.unsent_bytes = 0;
-        if self.ending {
+        if self.ending.is_some() {
             self.finished = true;
         }
     }
@@ -292,7 +394,12 @@ impl Outbox {
                 request,
                 screen: *screen,
             },
-            Pending::Deregister => Message::Deregister { id, session },
+            Pending::Deregister(exit) => Message::Deregister {
+                id,
+                session,
+                exit_code: exit.exit_code,
+                signal: exit.signal,
+            },
         }))
     }
 }
@@ -344,12 +451,15 @@ pub struct BrokerLink {
 
 impl BrokerLink {
     /// Starts the link thread for `info`. `start_broker`: start a broker when none answers.
+    /// `ready` is told when the session first registers, or that it could not.
     pub fn new(
         socket: PathBuf,
         info: SessionInfo,
         to_sink: Sender<crate::sink::SinkInput>,
         start_broker: bool,
+        ready: Ready,
     ) -> Self {
+        let session = info.session.clone();
         let shared = Arc::new(Shared {
             state: Mutex::new(LinkState {
                 outbox: Outbox::new(info),
@@ -362,6 +472,8 @@ impl BrokerLink {
             shared: Arc::clone(&shared),
             socket,
             to_sink,
+            session,
+            ready,
         };
         let spawned = std::thread::Builder::new()
             .name("clippy-session-link".into())
@@ -406,9 +518,10 @@ impl BrokerLink {
             .update(|link| link.outbox.screen(request, screen));
     }
 
-    /// Says goodbye: the session ended. Waits (a little) for the goodbye to be written.
-    pub fn deregister(&mut self) {
-        self.shared.update(|link| link.outbox.end());
+    /// Says goodbye: the session ended, its command as `exit` says. Waits (a little) for the
+    /// goodbye to be written.
+    pub fn deregister(&mut self, exit: ExitReport) {
+        self.shared.update(|link| link.outbox.end(exit));
         let deadline = Instant::now() + GOODBYE_TIMEOUT;
         let mut link = self.shared.lock();
         while !link.outbox.finished() {
@@ -433,14 +546,43 @@ struct LinkThread {
     shared: Arc<Shared>,
     socket: PathBuf,
     to_sink: Sender<crate::sink::SinkInput>,
+    /// The session's id, for [`Ready`].
+    session: String,
+    ready: Ready,
 }
 
 impl LinkThread {
-    fn run(self, start_broker: bool) {
-        let mut client = self.connect().ok();
-        if client.is_none() && start_broker {
-            client = self.start_broker();
-        }
+    fn run(mut self, start_broker: bool) {
+        let first = if start_broker {
+            clippy_proto::with_broker(&self.socket, Instant::now() + BROKER_START_WAIT, || {
+                self.connect()
+            })
+        } else {
+            self.connect()
+        };
+        let mut client = match first {
+            Ok(client) => {
+                self.ready.registered(&self.session);
+                Some(client)
+            }
+            Err(e @ ProtoError::NoBroker { .. }) => {
+                let message = format!(
+                    "{e}; turns are still detected, and the session will register when a broker \
+                     starts"
+                );
+                eprintln!("clippy-session: {message}\r");
+                self.ready.failed(&message);
+                None
+            }
+            Err(e) => {
+                self.ready.failed(&format!(
+                    "cannot register with the broker at {}: {e}; the session goes on and tries \
+                     again",
+                    self.socket.display()
+                ));
+                None
+            }
+        };
         let mut backoff = MIN_BACKOFF;
         loop {
             if let Some(connected) = client.take() {
@@ -452,33 +594,12 @@ impl LinkThread {
                 return;
             }
             client = self.connect().ok();
-            if client.is_none() {
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+            match &client {
+                // Told once: after a failure already said, nothing more.
+                Some(_) => self.ready.registered(&self.session),
+                None => backoff = (backoff * 2).min(MAX_BACKOFF),
             }
         }
-    }
-
-    /// Starts a broker and gives it a moment to bind its socket.
-    fn start_broker(&self) -> Option<Client> {
-        if !spawn_broker() {
-            eprintln!(
-                "clippy-session: no broker answers at {} and clippy-broker could not be started \
-                 (not next to clippy-session, nor on PATH); turns are still detected, and the \
-                 session will register when a broker starts\r",
-                self.socket.display()
-            );
-            return None;
-        }
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut pause = Duration::from_millis(10);
-        while Instant::now() < deadline {
-            if let Ok(client) = self.connect() {
-                return Some(client);
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(200));
-        }
-        None
     }
 
     /// Waits `backoff`, or less if the session ends; `false` once the link is finished.
@@ -500,8 +621,19 @@ impl LinkThread {
         }
     }
 
-    /// Connects and registers; the link is connected from then on, with its reader running.
+    /// Connects and registers; the link is connected from then on, with its reader running. A
+    /// session that ends meanwhile says goodbye on this connection, if it is made.
     fn connect(&self) -> Result<Client, ProtoError> {
+        self.shared.update(|link| link.outbox.connecting());
+        let connected = self.register();
+        if connected.is_err() {
+            self.shared.update(|link| link.outbox.connect_failed());
+        }
+        connected
+    }
+
+    /// [`LinkThread::connect`]'s work: `hello`, `register`, the reader thread.
+    fn register(&self) -> Result<Client, ProtoError> {
         let io = |context: &str| {
             let context = context.to_owned();
             move |source| ProtoError::Io { context, source }
@@ -509,15 +641,20 @@ impl LinkThread {
         let mut client = Client::connect(&self.socket, Role::Wrapper)?;
         let registration = self.shared.lock().outbox.registration();
         let (session, progress) = registration.clone();
-        client.request(|id| Message::Register {
-            id,
-            session,
-            progress,
-        })?;
-        let reader = client
+        let mut reader = client
             .stream()
             .try_clone()
             .map_err(io("cannot clone the broker connection"))?;
+        // The reply is read here, not by `Client::request`, which would keep the commands that
+        // come before it to itself: a request that waited for this session to register (an
+        // `exec` asked before the session started) may send its `inject` at once.
+        client.send(&Message::Register {
+            id: REGISTER_ID,
+            session,
+            progress,
+        })?;
+        let mut decoder = FrameDecoder::default();
+        await_registered(&mut reader, &mut decoder, &self.to_sink)?;
         let handle = client
             .stream()
             .try_clone()
@@ -534,7 +671,7 @@ impl LinkThread {
         let reading = std::thread::Builder::new()
             .name("clippy-session-broker".into())
             .spawn(move || {
-                read_commands(reader, &to_sink);
+                read_commands(reader, decoder, &to_sink);
                 shared.update(|link| {
                     if link.generation == generation {
                         link.drop_connection();
@@ -580,30 +717,110 @@ impl LinkThread {
     }
 }
 
-/// Reads what the broker sends until the connection ends: passes `inject`, `terminate` and
-/// `screen_request` on, drops replies.
-fn read_commands(mut stream: UnixStream, to_sink: &Sender<crate::sink::SinkInput>) {
+/// The id of `register` on a new connection (the other reports use 1: their replies are
+/// dropped).
+const REGISTER_ID: u32 = 2;
+
+/// What the wrapper does with a message from the broker: a command for the sink thread, or
+/// nothing (a reply to a report, or something it does not know).
+fn command_of(message: Message) -> Option<FromBroker> {
+    match message {
+        Message::Inject { data, .. } => Some(FromBroker::Inject(data)),
+        Message::Terminate { .. } => Some(FromBroker::Terminate),
+        Message::ScreenRequest {
+            request, history, ..
+        } => Some(FromBroker::Screen { request, history }),
+        _ => None,
+    }
+}
+
+/// Reads more of the connection into `decoder`; `Ok(false)` at its end.
+fn read_more(
+    stream: &mut UnixStream,
+    decoder: &mut FrameDecoder,
+    buf: &mut [u8],
+) -> std::io::Result<bool> {
     use std::io::Read;
-    let _ = stream.set_read_timeout(None);
-    let mut decoder = FrameDecoder::default();
+    loop {
+        match stream.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                decoder.push(&buf[..n]);
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// Waits for the broker's reply to `register` ([`REGISTER_ID`]). The commands that come
+/// before it are passed on to the sink thread, in order: nothing the broker sends is lost. What
+/// `decoder` holds past the reply is left for [`read_commands`].
+fn await_registered(
+    stream: &mut UnixStream,
+    decoder: &mut FrameDecoder,
+    to_sink: &Sender<crate::sink::SinkInput>,
+) -> Result<(), ProtoError> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match stream.read(&mut buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        decoder.push(&buf[..n]);
+        while let Some(payload) = decoder.next_frame()? {
+            // An unreadable frame is dropped, as the reader thread drops it.
+            let Ok(message) = decode(&payload) else {
+                continue;
+            };
+            match message {
+                Message::Error {
+                    id: REGISTER_ID,
+                    reason,
+                    message,
+                    resume_cursor,
+                } => {
+                    return Err(ProtoError::Broker {
+                        reason,
+                        message,
+                        resume_cursor,
+                    });
+                }
+                reply if reply.id() == REGISTER_ID => return Ok(()),
+                other => {
+                    if let Some(command) = command_of(other) {
+                        // A sink thread that is gone has ended the session: nobody to tell.
+                        let _ = to_sink.send(crate::sink::SinkInput::Broker(command));
+                    }
+                }
+            }
+        }
+        let more = read_more(stream, decoder, &mut buf).map_err(|source| ProtoError::Io {
+            context: "cannot read from the broker".into(),
+            source,
+        })?;
+        if !more {
+            return Err(if decoder.buffered() > 0 {
+                ProtoError::Truncated
+            } else {
+                ProtoError::Closed
+            });
+        }
+    }
+}
+
+/// Reads what the broker sends until the connection ends, starting with what `decoder` already
+/// holds: passes `inject`, `terminate` and `screen_request` on, drops replies.
+fn read_commands(
+    mut stream: UnixStream,
+    mut decoder: FrameDecoder,
+    to_sink: &Sender<crate::sink::SinkInput>,
+) {
+    let _ = stream.set_read_timeout(None);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
         loop {
             let command = match decoder.next_frame() {
-                Ok(Some(payload)) => match decode(&payload) {
-                    Ok(Message::Inject { data, .. }) => FromBroker::Inject(data),
-                    Ok(Message::Terminate { .. }) => FromBroker::Terminate,
-                    Ok(Message::ScreenRequest {
-                        request, history, ..
-                    }) => FromBroker::Screen { request, history },
+                Ok(Some(payload)) => match decode(&payload).ok().and_then(command_of) {
+                    Some(command) => command,
                     // Replies to what the link sent: nothing to do.
-                    _ => continue,
+                    None => continue,
                 },
                 Ok(None) => break,
                 Err(_) => return,
@@ -615,34 +832,9 @@ fn read_commands(mut stream: UnixStream, to_sink: &Sender<crate::sink::SinkInput
                 return;
             }
         }
-    }
-}
-
-/// Starts `clippy-broker` detached (its own process group, no terminal I/O); `true` if started.
-///
-/// The broker is looked for next to this executable first, then on `PATH`.
-fn spawn_broker() -> bool {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("clippy-broker")))
-        .filter(|path| path.is_file());
-    let program = beside.unwrap_or_else(|| PathBuf::from("clippy-broker"));
-    use std::os::unix::process::CommandExt;
-    let spawned = Command::new(&program)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn();
-    match spawned {
-        Ok(mut child) => {
-            // Reap it when it exits, so it never lingers as a zombie of ours.
-            let _ = std::thread::Builder::new()
-                .name("clippy-session-broker-reaper".into())
-                .spawn(move || child.wait());
-            true
+        if !matches!(read_more(&mut stream, &mut decoder, &mut buf), Ok(true)) {
+            return;
         }
-        Err(_) => false,
     }
 }
 
@@ -700,7 +892,9 @@ mod tests {
                 Message::TurnCompleted { turn, .. } => format!("turn {}", turn.seq),
                 Message::Progress { progress, .. } => format!("progress {}", progress.spool_size),
                 Message::BracketedPaste { enabled, .. } => format!("bracketed {enabled}"),
-                Message::Deregister { .. } => "deregister".into(),
+                Message::Deregister {
+                    exit_code, signal, ..
+                } => format!("deregister {exit_code:?} {signal:?}"),
                 Message::ScreenReport { request, .. } => format!("screen {request}"),
                 other => format!("{other:?}"),
             });
@@ -830,23 +1024,307 @@ mod tests {
         let mut outbox = Outbox::new(info());
         connect(&mut outbox);
         assert_eq!(outbox.turn(turn(1, 1)), Ok(()));
-        outbox.end();
+        outbox.end(ExitReport {
+            exit_code: Some(3),
+            signal: None,
+        });
         assert!(!outbox.finished());
-        assert_eq!(drain(&mut outbox), ["turn 1", "deregister"]);
+        assert_eq!(drain(&mut outbox), ["turn 1", "deregister Some(3) None"]);
         assert!(!outbox.finished(), "finished before the goodbye is written");
         outbox.goodbye_written();
         assert_eq!(outbox.next(), Next::Finished);
 
         // Without a connection there is nobody to say goodbye to.
         let mut outbox = Outbox::new(info());
-        outbox.end();
+        outbox.end(ExitReport::default());
         assert_eq!(outbox.next(), Next::Finished);
 
         // A connection lost before the goodbye was written finishes the link too.
         let mut outbox = Outbox::new(info());
         connect(&mut outbox);
-        outbox.end();
+        outbox.end(ExitReport::default());
         outbox.disconnected();
         assert_eq!(outbox.next(), Next::Finished);
+    }
+
+    /// `messages` as the broker would write them, in one piece.
+    fn frames(messages: &[Message]) -> Vec<u8> {
+        messages
+            .iter()
+            .flat_map(|m| clippy_proto::encode(m).expect("encodes"))
+            .collect()
+    }
+
+    fn inject(data: &[u8]) -> Message {
+        Message::Inject {
+            id: 0,
+            session: "s1".into(),
+            data: data.to_vec(),
+        }
+    }
+
+    #[test]
+    fn what_the_broker_sends_around_the_reply_to_register_is_all_passed_on_in_order() {
+        let (mut broker, mut wrapper) = UnixStream::pair().expect("a socket pair");
+        // An `exec` that waited for this session injects as the registration is handled:
+        // before the reply, and right behind it, in the same write.
+        broker
+            .write_all(&frames(&[
+                inject(b"first"),
+                Message::Done { id: REGISTER_ID },
+                inject(b"second"),
+            ]))
+            .expect("written");
+        drop(broker);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut decoder = FrameDecoder::default();
+        await_registered(&mut wrapper, &mut decoder, &tx).expect("registered");
+        read_commands(wrapper, decoder, &tx);
+        let injected: Vec<Vec<u8>> = rx
+            .try_iter()
+            .map(|input| match input {
+                crate::sink::SinkInput::Broker(FromBroker::Inject(data)) => data,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(injected, [b"first".to_vec(), b"second".to_vec()]);
+    }
+
+    #[test]
+    fn a_refused_registration_is_the_brokers_error() {
+        let (mut broker, mut wrapper) = UnixStream::pair().expect("a socket pair");
+        broker
+            .write_all(&frames(&[Message::error(
+                REGISTER_ID,
+                clippy_proto::ErrorReason::DuplicateSession,
+                "taken",
+            )]))
+            .expect("written");
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let refused = await_registered(&mut wrapper, &mut FrameDecoder::default(), &tx);
+        assert!(
+            matches!(
+                refused,
+                Err(ProtoError::Broker {
+                    reason: clippy_proto::ErrorReason::DuplicateSession,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        drop(broker);
+        let closed = await_registered(&mut wrapper, &mut FrameDecoder::default(), &tx);
+        assert!(matches!(closed, Err(ProtoError::Closed)), "{closed:?}");
+    }
+
+    #[test]
+    fn a_session_that_ends_while_its_link_registers_says_goodbye_on_that_connection() {
+        let exit = ExitReport {
+            exit_code: Some(3),
+            signal: None,
+        };
+        let mut outbox = Outbox::new(info());
+        outbox.connecting();
+        outbox.end(exit);
+        assert!(
+            !outbox.finished(),
+            "the connection being made takes the goodbye"
+        );
+        connect(&mut outbox);
+        assert_eq!(drain(&mut outbox), ["deregister Some(3) None"]);
+        outbox.goodbye_written();
+        assert_eq!(outbox.next(), Next::Finished);
+
+        // The connection could not be made: nobody to say goodbye to.
+        let mut outbox = Outbox::new(info());
+        outbox.connecting();
+        outbox.end(exit);
+        outbox.connect_failed();
+        assert_eq!(outbox.next(), Next::Finished);
+    }
+}
+
+#[cfg(test)]
+mod ready_tests {
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+    use std::sync::mpsc::channel;
+
+    use clippy_proto::{PROTOCOL_VERSION, encode};
+
+    use super::*;
+
+    fn info() -> SessionInfo {
+        SessionInfo {
+            session: "k3f9a2".into(),
+            name: Some("sh".into()),
+            pid: 7,
+            command: vec!["bash".into()],
+            preset: "shell".into(),
+            bracketed_paste: false,
+            spool: None,
+        }
+    }
+
+    /// A pipe: its read end, and its write end as [`Ready`] takes it.
+    fn pipe() -> (std::io::PipeReader, std::fs::File) {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        (
+            reader,
+            std::fs::File::from(std::os::fd::OwnedFd::from(writer)),
+        )
+    }
+
+    /// Everything written to the pipe until its write end is closed.
+    fn said(mut reader: std::io::PipeReader) -> String {
+        let mut text = String::new();
+        reader.read_to_string(&mut text).expect("read the pipe");
+        text
+    }
+
+    /// A private folder for a socket, removed on drop.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(tag: &str) -> Dir {
+            let path =
+                std::env::temp_dir().join(format!("clippy-link-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir(&path).expect("a temporary folder");
+            Dir(path)
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A broker that acknowledges `hello` and everything after it, on one connection, and
+    /// returns what it was sent once that connection closes.
+    fn fake_broker(listener: UnixListener) -> std::thread::JoinHandle<Vec<Message>> {
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let (mut stream, _) = listener.accept().expect("accept");
+            let mut decoder = FrameDecoder::default();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => return got,
+                    Ok(n) => n,
+                };
+                decoder.push(&buf[..n]);
+                while let Ok(Some(payload)) = decoder.next_frame() {
+                    let message = decode(&payload).expect("a message");
+                    let reply = match &message {
+                        Message::Hello { id, .. } => Message::HelloAck {
+                            id: *id,
+                            version: PROTOCOL_VERSION,
+                        },
+                        other => Message::Done { id: other.id() },
+                    };
+                    got.push(message);
+                    if stream.write_all(&encode(&reply).expect("encode")).is_err() {
+                        return got;
+                    }
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn ready_names_the_session_once_the_broker_acknowledged_it_and_the_goodbye_says_how_it_ended() {
+        let dir = Dir::new("ready");
+        let socket = dir.0.join("broker.sock");
+        let broker = fake_broker(UnixListener::bind(&socket).expect("bind"));
+        let (reader, writer) = pipe();
+        let (tx, _rx) = channel();
+        let mut link = BrokerLink::new(socket, info(), tx, false, Ready::new(writer));
+        // The write end is closed once the line is written: the whole of what is said.
+        assert_eq!(said(reader), "ready k3f9a2\n");
+        link.deregister(ExitReport {
+            exit_code: Some(137),
+            signal: Some(9),
+        });
+        let got = broker.join().expect("the fake broker");
+        assert!(
+            matches!(got.first(), Some(Message::Hello { .. })),
+            "{got:?}"
+        );
+        assert!(
+            matches!(got.get(1), Some(Message::Register { session, .. }) if session.session == "k3f9a2"),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&Message::Deregister {
+                id: 1,
+                session: "k3f9a2".into(),
+                exit_code: Some(137),
+                signal: Some(9),
+            }),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn ready_says_error_when_no_broker_answers() {
+        let dir = Dir::new("none");
+        let (reader, writer) = pipe();
+        let (tx, _rx) = channel();
+        let mut link = BrokerLink::new(
+            dir.0.join("broker.sock"),
+            info(),
+            tx,
+            false,
+            Ready::new(writer),
+        );
+        let line = said(reader);
+        assert!(line.starts_with("error "), "{line:?}");
+        assert!(line.contains("cannot connect to the broker"), "{line:?}");
+        assert_eq!(line.matches('\n').count(), 1, "one line: {line:?}");
+        assert!(line.ends_with('\n'));
+        link.deregister(ExitReport::default());
+    }
+
+    #[test]
+    fn ready_says_one_line_even_when_dropped_unsaid() {
+        let (reader, writer) = pipe();
+        let mut ready = Ready::new(writer);
+        drop(ready);
+        assert_eq!(
+            said(reader),
+            "error the session ended before it registered with the broker\n"
+        );
+
+        let (reader, writer) = pipe();
+        ready = Ready::new(writer);
+        ready.failed("two\nlines\r");
+        // Said once: what comes later is not written.
+        ready.registered("k3f9a2");
+        drop(ready);
+        assert_eq!(said(reader), "error two lines \n");
+    }
+
+    #[test]
+    fn an_exit_status_is_told_as_a_shell_shows_it() {
+        assert_eq!(
+            ExitReport::from(clippy_pty::ExitStatus::Exited(3)),
+            ExitReport {
+                exit_code: Some(3),
+                signal: None
+            }
+        );
+        assert_eq!(
+            ExitReport::from(clippy_pty::ExitStatus::Signaled {
+                signal: 15,
+                core_dumped: false
+            }),
+            ExitReport {
+                exit_code: Some(143),
+                signal: Some(15)
+            }
+        );
     }
 }

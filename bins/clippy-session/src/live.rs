@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -20,10 +21,13 @@ use clippy_turn::{AgentHooks, DetectorConfig, TurnDetector};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use clippy_attach::HubAction;
+
 use crate::agent_hooks;
+use crate::attach_server::{self, AttachServer};
 use crate::shell_integration;
 use crate::sink::{self, LoopCommand, SessionEvent};
-use crate::tap::{Tap, Tapped};
+use crate::tap::{FromTap, Tap, Tapped, ToLoop};
 
 const STDIN: Token = Token(0);
 const MASTER: Token = Token(1);
@@ -51,6 +55,9 @@ pub struct Options {
     pub headless_size: WinSize,
     /// Offer the hook socket and wire a known agent's hooks (CONTRACTS/HOOKS.md).
     pub agent_hooks: bool,
+    /// No terminal at all (`clippy-ctl spawn`): the output goes to the spool and to attached
+    /// clients only.
+    pub detached: bool,
 }
 
 /// Why the session could not run. `Usage` errors exit 4, the others 1.
@@ -72,7 +79,12 @@ fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> SessionError {
 }
 
 /// Runs the session to its end and returns how the child ended (the terminal already restored).
-pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
+/// `ready` (`--detached`'s ready channel) is handed to the broker link once the session has
+/// started; left in place, the caller says why the session did not start.
+pub fn run(
+    options: Options,
+    ready: &mut Option<std::fs::File>,
+) -> Result<ExitStatus, SessionError> {
     if options.command.is_empty() {
         return Err(SessionError::Usage(
             "no command given: clippy-session [OPTIONS] -- COMMAND [ARGS…]".into(),
@@ -84,8 +96,10 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
 
     // Everything that can be refused is checked before anything is created or started.
     let poll = Poll::new().map_err(io("cannot create the event loop"))?;
-    let waker = Waker::new(poll.registry(), INJECT).map_err(io("cannot create the event loop"))?;
+    let waker =
+        Arc::new(Waker::new(poll.registry(), INJECT).map_err(io("cannot create the event loop"))?);
     let (inject_tx, inject_rx) = std::sync::mpsc::channel();
+    let (from_tap_tx, from_tap_rx) = std::sync::mpsc::channel();
     let broker = if options.no_broker {
         None
     } else {
@@ -95,7 +109,7 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     };
     let injector = sink::Injector {
         tx: inject_tx,
-        waker: Arc::new(waker),
+        waker: Arc::clone(&waker),
     };
     let (events, sink_thread) = sink::start(sink::SinkOptions {
         turn_log: options.turn_log.clone(),
@@ -114,6 +128,24 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
         .map_err(|e| SessionError::Usage(e.to_string()))?;
     // From here the spool owns the session folder: any error below drops it, which removes it.
     let (spool, session_id) = create_spool()?;
+    if options.detached
+        && let Some(dir) = spool.dir()
+    {
+        log_to_session_folder(dir.path())?;
+    }
+    let attach = match spool.dir() {
+        Some(dir) => Some(
+            AttachServer::bind(
+                dir.path(),
+                &session_id,
+                options.name.clone(),
+                (size.cols, size.rows),
+                poll.registry(),
+            )
+            .map_err(io("cannot open the session's attach socket"))?,
+        ),
+        None => None,
+    };
     let mut command = options.command.clone();
     let mut extra_env = Vec::new();
     let mut hooks = None;
@@ -183,20 +215,33 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
         .collect(),
         preset: detector.preset().name().to_owned(),
         spool: spool.path().map(|p| p.to_string_lossy().into_owned()),
+        ready: ready.take(),
     });
     if let Some(hooks) = hooks {
         hooks
             .listen(injector)
             .map_err(io("cannot start the session"))?;
     }
-    let tap = Tap::start(detector, spool, events.clone(), wired_agent)
+    let to_loop = ToLoop {
+        tx: from_tap_tx,
+        waker,
+    };
+    let tap = Tap::start(detector, spool, events.clone(), to_loop, wired_agent)
         .map_err(io("cannot start the session"))?;
-    let guard = RawModeGuard::enter(stdin.as_fd())?;
+    let guard = if options.detached {
+        None
+    } else {
+        RawModeGuard::enter(stdin.as_fd())?
+    };
     let mut session = Session {
         poll,
         master,
         tap,
+        attach,
+        terminal: !options.detached,
+        attach_unread: Vec::new(),
         injected: inject_rx,
+        from_tap: from_tap_rx,
         tap_out: Vec::with_capacity(TAP_BATCH),
         pending_input: VecDeque::new(),
         input_blocked: false,
@@ -205,17 +250,67 @@ pub fn run(options: Options) -> Result<ExitStatus, SessionError> {
     };
     let status = session.pump(&mut child, &signals);
     session.flush_tap();
-    let Session { tap, guard, .. } = session;
+    let Session {
+        tap,
+        guard,
+        attach,
+        poll,
+        ..
+    } = session;
     drop(guard);
+    if let (Some(attach), Ok(status)) = (attach, &status) {
+        let signal = status.signal().map(|s| s as i32);
+        attach.exited(status.code_for_shell(), signal, poll.registry());
+    }
     if let Some(spool) = tap.finish()
         && let Err(e) = spool.finish(options.keep_spool.as_deref())
     {
         eprintln!("clippy-session: {e}");
     }
     // The tap has reported every turn: the sink writes them, deregisters and ends.
-    events.send(SessionEvent::Ended);
+    events.send(SessionEvent::Ended(status.as_ref().ok().copied()));
     let _ = sink_thread.join();
     status
+}
+
+/// What `--detached` does before anything else: a session of its own (no controlling terminal,
+/// none of a terminal's signals), stdin from `/dev/null`, and stdout kept as the ready channel
+/// (returned) while fd 1 becomes `/dev/null`, so nothing printed later reaches the caller.
+pub fn detach_from_terminal() -> Result<std::fs::File, SessionError> {
+    // Already a process group leader (started so on purpose): its own session is up to the
+    // caller then.
+    let _ = nix::unistd::setsid();
+    let ready = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(io("cannot keep the ready channel"))?;
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(io("cannot open /dev/null"))?;
+    nix::unistd::dup2_stdin(&null)
+        .and_then(|()| nix::unistd::dup2_stdout(&null))
+        .map_err(|e| SessionError::Io {
+            context: "cannot let go of the caller's stdin and stdout",
+            source: e.into(),
+        })?;
+    Ok(std::fs::File::from(ready))
+}
+
+/// With `--detached`, stderr (warnings, the end of the session) goes to `session.log` in the
+/// session's folder from the moment it exists.
+fn log_to_session_folder(dir: &std::path::Path) -> Result<(), SessionError> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join("session.log"))
+        .map_err(io("cannot create the session's log"))?;
+    nix::unistd::dup2_stderr(&log).map_err(|e| SessionError::Io {
+        context: "cannot send stderr to the session's log",
+        source: e.into(),
+    })
 }
 
 /// Creates `$XDG_RUNTIME_DIR/clippy/sessions/<id>/` under a fresh ID, with its spool.
@@ -241,8 +336,17 @@ struct Session {
     poll: Poll,
     master: PtyMaster,
     tap: Tap,
+    /// The attach socket and its clients (`None` for a spool without a session folder).
+    attach: Option<AttachServer>,
+    /// Whether output goes to the user's terminal (not when detached).
+    terminal: bool,
+    /// Attached clients whose sockets may hold keys not read yet (see `read_attached`).
+    attach_unread: Vec<u64>,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
     injected: std::sync::mpsc::Receiver<LoopCommand>,
+    /// Screens the tap rendered for attached clients and a terminal's answers to the program,
+    /// announced by the same waker.
+    from_tap: std::sync::mpsc::Receiver<FromTap>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
     tap_out: Vec<u8>,
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
@@ -290,14 +394,18 @@ impl Session {
         loop {
             // Output for the tap is handed over in batches; before the loop would block, it
             // hands over what it holds, so the tap is never behind an idle session.
+            // Attached clients' keys left unread go in as soon as the program takes input.
+            let keys_waiting = self.attach_keys_waiting();
             let mut timeout = None;
-            if !self.tap_out.is_empty() {
+            if !self.tap_out.is_empty() || keys_waiting {
                 timeout = Some(std::time::Duration::ZERO);
             }
             let mut polled = self.poll.poll(&mut events, timeout);
             if polled.is_ok() && timeout.is_some() && events.is_empty() {
                 self.flush_tap();
-                polled = self.poll.poll(&mut events, None);
+                if !keys_waiting {
+                    polled = self.poll.poll(&mut events, None);
+                }
             }
             if let Err(e) = polled {
                 if e.kind() == ErrorKind::Interrupted {
@@ -326,6 +434,14 @@ impl Session {
                         stdin_open = false;
                         let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd));
                     }
+                    attach_server::LISTENER => {
+                        if let Some(attach) = &mut self.attach {
+                            attach.accept(self.poll.registry());
+                        }
+                    }
+                    token if let Some(client) = AttachServer::client_of(token) => {
+                        self.attach_event(client, event.is_readable(), event.is_writable())?;
+                    }
                     // `end-session --force`: the child's process group and whatever runs in
                     // the foreground go; the PTY then closes and the session ends as with any
                     // exit.
@@ -346,6 +462,11 @@ impl Session {
                         }
                     }
                     _ => {}
+                }
+            }
+            if self.attach_keys_waiting() {
+                for client in std::mem::take(&mut self.attach_unread) {
+                    self.read_attached(client)?;
                 }
             }
             if let Some(status) = exited {
@@ -389,10 +510,17 @@ impl Session {
                 }
             };
             let bytes = &buf[..n];
-            // The user's terminal first, unmodified.
-            write_all(std::io::stdout().as_fd(), bytes)
-                .map_err(io("cannot write to the terminal"))?;
+            // The user's terminal first, unmodified; then the attached ones, after the tap's
+            // copy: a screen one of them asks for now (it skipped output) shows these bytes.
+            if self.terminal {
+                write_all(std::io::stdout().as_fd(), bytes)
+                    .map_err(io("cannot write to the terminal"))?;
+            }
             self.tap_out.extend_from_slice(bytes);
+            if let Some(attach) = &mut self.attach {
+                let actions = attach.output(bytes, self.poll.registry());
+                self.apply(actions)?;
+            }
             if self.tap_out.len() >= TAP_BATCH {
                 self.flush_tap();
             }
@@ -461,8 +589,113 @@ impl Session {
                 }
             }
         }
+        while let Ok(from_tap) = self.from_tap.try_recv() {
+            match from_tap {
+                FromTap::Redrawn {
+                    client,
+                    generation,
+                    screen,
+                } => {
+                    if let Some(attach) = &mut self.attach {
+                        let actions =
+                            attach.redrawn(client, generation, screen, self.poll.registry());
+                        self.apply(actions)?;
+                    }
+                }
+                // The program asked its terminal something (where the cursor is, what it
+                // is): with no terminal of its own and none attached that types, the screen
+                // model answers, as a terminal would, behind the input before it.
+                FromTap::TerminalReplies(replies)
+                    if !self.terminal
+                        && self.attach.as_ref().is_none_or(|a| a.interactive() == 0) =>
+                {
+                    self.pending_input.extend(&replies);
+                    self.flush_tap();
+                    self.tap.send(Tapped::Input {
+                        bytes: replies,
+                        human: true,
+                    });
+                }
+                FromTap::TerminalReplies(_) => {}
+            }
+        }
         self.flush_input()?;
         Ok(terminate)
+    }
+
+    /// An attached client's socket is readable or writable.
+    fn attach_event(
+        &mut self,
+        client: u64,
+        readable: bool,
+        writable: bool,
+    ) -> Result<(), SessionError> {
+        let Some(attach) = &mut self.attach else {
+            return Ok(());
+        };
+        let mut actions = Vec::new();
+        if writable {
+            actions.extend(attach.flush(client, self.poll.registry()));
+        }
+        self.apply(actions)?;
+        if readable {
+            self.read_attached(client)?;
+        }
+        Ok(())
+    }
+
+    /// Reads an attached client's keys, unless the program has not taken the input before
+    /// them: then (or when its read budget ran out) it waits in `attach_unread`, and its keys
+    /// wait in its socket, so an attached paste is bounded as a typed one is.
+    fn read_attached(&mut self, client: u64) -> Result<(), SessionError> {
+        let Some(attach) = &mut self.attach else {
+            return Ok(());
+        };
+        let more = if self.pending_input.len() > clippy_proto::INPUT_BACKLOG_LIMIT {
+            true
+        } else {
+            let (actions, more) = attach.read(client, self.poll.registry());
+            self.apply(actions)?;
+            more
+        };
+        if more && !self.attach_unread.contains(&client) {
+            self.attach_unread.push(client);
+        }
+        Ok(())
+    }
+
+    /// Some attached client may have keys unread, and the program has room for them.
+    fn attach_keys_waiting(&self) -> bool {
+        !self.attach_unread.is_empty()
+            && self.pending_input.len() <= clippy_proto::INPUT_BACKLOG_LIMIT
+    }
+
+    /// Does what the attached clients asked: their keys to the program (as a person's
+    /// typing), the size they set to the PTY and the screen, their screens to the tap.
+    fn apply(&mut self, actions: Vec<HubAction>) -> Result<(), SessionError> {
+        for action in actions {
+            match action {
+                HubAction::Input(data) => {
+                    self.pending_input.extend(&data);
+                    self.flush_tap();
+                    self.tap.send(Tapped::Input {
+                        bytes: data,
+                        human: true,
+                    });
+                    self.flush_input()?;
+                }
+                HubAction::Resize { cols, rows } => {
+                    self.master.resize(WinSize::new(cols, rows))?;
+                    self.flush_tap();
+                    self.tap.send(Tapped::Resize { cols, rows });
+                }
+                HubAction::Redraw { client, generation } => {
+                    self.flush_tap();
+                    self.tap.send(Tapped::Redraw { client, generation });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Hands the output gathered for the tap over to it.
@@ -524,6 +757,9 @@ impl Session {
                     .or_else(|| clippy_pty::terminal_size(stdout.as_fd()))
                 {
                     self.master.resize(size)?;
+                    if let Some(attach) = &mut self.attach {
+                        attach.resized(size.cols, size.rows);
+                    }
                     self.flush_tap();
                     self.tap.send(Tapped::Resize {
                         cols: size.cols,

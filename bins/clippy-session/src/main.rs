@@ -3,6 +3,7 @@
 
 mod agent_hooks;
 mod asciicast;
+mod attach_server;
 mod broker_link;
 mod live;
 mod replay;
@@ -72,6 +73,11 @@ struct Args {
     /// Append every detected turn to FILE as one JSON object per line.
     #[arg(long, value_name = "FILE")]
     turn_log: Option<PathBuf>,
+    /// Run with no terminal, as `clippy-ctl spawn` does: a session (setsid) of its own, stdin
+    /// and stdout away, stderr to `session.log` in the session's folder. Stdout carries one
+    /// line first: `ready <session-id>` once the broker knows the session, or `error <why>`.
+    #[arg(long, hide = true, conflicts_with = "replay")]
+    detached: bool,
     /// PTY size when stdin is not a terminal.
     #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = parse_size)]
     size: clippy_pty::WinSize,
@@ -116,12 +122,27 @@ fn main() -> ExitCode {
             };
         }
     };
+    let mut ready = None;
+    if args.detached {
+        match live::detach_from_terminal() {
+            Ok(channel) => ready = Some(channel),
+            Err(e) => {
+                eprintln!("clippy-session: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    // A session that cannot start says why on the ready channel too.
+    let failed = |code: u8, message: String, ready: Option<&std::fs::File>| {
+        eprintln!("clippy-session: {message}");
+        if let Some(mut ready) = ready {
+            let _ = std::io::Write::write_all(&mut ready, format!("error {message}\n").as_bytes());
+        }
+        ExitCode::from(code)
+    };
     let settings = match clippy_config::Config::load(args.config.as_deref()) {
         Ok((settings, _layers)) => settings,
-        Err(e) => {
-            eprintln!("clippy-session: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return failed(EXIT_USAGE, e.to_string(), ready.as_ref()),
     };
     let mut command = std::mem::take(&mut args.command);
     if command.is_empty() && args.shell_integration {
@@ -129,10 +150,7 @@ fn main() -> ExitCode {
     }
     let config = match detector_config(&args, &settings, command.first()) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("clippy-session: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return failed(EXIT_USAGE, e.to_string(), ready.as_ref()),
     };
     if let Some(path) = &args.replay {
         let out = &mut std::io::stdout().lock();
@@ -155,20 +173,15 @@ fn main() -> ExitCode {
         no_broker: args.no_broker,
         headless_size: args.size,
         agent_hooks: settings.session.agent_hooks && !args.no_agent_hooks,
+        detached: args.detached,
     };
-    match live::run(options) {
+    match live::run(options, &mut ready) {
         Ok(status) => match status.signal() {
             Some(signal) => clippy_pty::reraise(signal),
             None => ExitCode::from(status.code_for_shell().clamp(0, 255) as u8),
         },
-        Err(e @ live::SessionError::Usage(_)) => {
-            eprintln!("clippy-session: {e}");
-            ExitCode::from(EXIT_USAGE)
-        }
-        Err(e) => {
-            eprintln!("clippy-session: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e @ live::SessionError::Usage(_)) => failed(EXIT_USAGE, e.to_string(), ready.as_ref()),
+        Err(e) => failed(1, e.to_string(), ready.as_ref()),
     }
 }
 

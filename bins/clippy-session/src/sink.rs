@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use clippy_proto::{Progress, ScreenData, SessionInfo, TurnData};
 use clippy_turn::Turn;
 
-use crate::broker_link::{BrokerLink, FromBroker};
+use crate::broker_link::{BrokerLink, ExitReport, FromBroker, Ready};
 
 /// What the loop and the tap report.
 #[derive(Debug)]
@@ -24,6 +24,10 @@ pub enum SessionEvent {
         preset: String,
         /// The spool file, when the session has one.
         spool: Option<String>,
+        /// `--detached`'s ready channel: told `ready <session-id>` once the broker acknowledged
+        /// the session's first registration, or `error <message>` (no broker answers and none
+        /// could be started, the session runs without a broker, or it ended first), then closed.
+        ready: Option<std::fs::File>,
     },
     /// A turn completed at `timestamp` (Unix ms); `spool_span` is its byte range in the spool.
     Turn {
@@ -45,8 +49,9 @@ pub enum SessionEvent {
         request: u64,
         screen: Box<ScreenData>,
     },
-    /// The session is over: deregister and finish.
-    Ended,
+    /// The session is over: deregister (saying how the child ended, when it is known) and
+    /// finish.
+    Ended(Option<clippy_pty::ExitStatus>),
 }
 
 /// Everything the sink thread receives.
@@ -232,6 +237,7 @@ struct Sink {
     name: Option<String>,
     bracketed: bool,
     link: Option<BrokerLink>,
+    /// The readiness pipe, until the session starts (then the link has it).
     /// `None` once the session ended (the turns still being rendered are then collected).
     renderer: Option<Renderer>,
 }
@@ -242,6 +248,7 @@ impl Sink {
         // a newer one, and sent before anything else is handled or the thread waits, so the
         // broker sees them in order and never late, but not one per PTY read under load.
         let mut held_progress: Option<Box<Progress>> = None;
+        let mut exit = ExitReport::default();
         loop {
             let next = if held_progress.is_some() {
                 match rx.try_recv() {
@@ -261,7 +268,11 @@ impl Sink {
             }
             self.progress(held_progress.take());
             match next {
-                Some(SinkInput::Session(SessionEvent::Ended)) | None => break,
+                Some(SinkInput::Session(SessionEvent::Ended(status))) => {
+                    exit = status.map(ExitReport::from).unwrap_or_default();
+                    break;
+                }
+                None => break,
                 Some(SinkInput::Session(event)) => self.session_event(event),
                 Some(SinkInput::Rendered(rendered)) => self.turn_rendered(*rendered),
                 Some(SinkInput::Broker(FromBroker::Inject(data))) => {
@@ -292,7 +303,7 @@ impl Sink {
             }
         }
         if let Some(link) = &mut self.link {
-            link.deregister();
+            link.deregister(exit);
         }
     }
 
@@ -305,9 +316,11 @@ impl Sink {
                 command,
                 preset,
                 spool,
+                ready,
             } => {
                 self.session = session_id.clone();
                 self.name = name.clone();
+                let ready = ready.map(Ready::new);
                 if let Some((socket, start_broker)) = self.options.broker.clone() {
                     let info = SessionInfo {
                         session: session_id,
@@ -318,7 +331,18 @@ impl Sink {
                         bracketed_paste: self.bracketed,
                         spool,
                     };
-                    self.link = Some(BrokerLink::new(socket, info, self.tx.clone(), start_broker));
+                    let ready = ready.unwrap_or(Ready::none());
+                    self.link = Some(BrokerLink::new(
+                        socket,
+                        info,
+                        self.tx.clone(),
+                        start_broker,
+                        ready,
+                    ));
+                } else if let Some(mut ready) = ready {
+                    ready.failed(
+                        "the session runs without a broker (--no-broker, or no XDG_RUNTIME_DIR)",
+                    );
                 }
             }
             SessionEvent::Turn {
@@ -365,7 +389,7 @@ impl Sink {
             SessionEvent::SpoolFailed(reason) => {
                 notice(&format!("spool: {reason} (the session goes on)"));
             }
-            SessionEvent::Ended => {}
+            SessionEvent::Ended(_) => {}
         }
     }
 

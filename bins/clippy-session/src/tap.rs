@@ -45,6 +45,39 @@ pub enum Tapped {
     Screen { request: u64, history: u32 },
     /// The agent's hook reported, or sent something unreadable (why).
     Agent(Result<Report, String>),
+    /// An attached client needs the screen drawn (`clippy_attach::HubAction::Redraw`): taken
+    /// after everything handed over before it, answered through [`ToLoop`].
+    Redraw { client: u64, generation: u64 },
+}
+
+/// What the tap hands back to the byte loop.
+#[derive(Debug)]
+pub enum FromTap {
+    /// The screen rendered for an attached client.
+    Redrawn {
+        client: u64,
+        generation: u64,
+        screen: Vec<u8>,
+    },
+    /// What a terminal would have answered the program's queries (cursor position, device
+    /// attributes, …): written to it when nobody's terminal answers them (a detached session
+    /// with no interactive client).
+    TerminalReplies(Vec<u8>),
+}
+
+/// The tap's way back to the loop: a channel, and the loop's waker.
+pub struct ToLoop {
+    pub tx: std::sync::mpsc::Sender<FromTap>,
+    pub waker: std::sync::Arc<mio::Waker>,
+}
+
+impl ToLoop {
+    fn send(&self, message: FromTap) {
+        // Gone only when the loop is, and then nobody needs it.
+        if self.tx.send(message).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
 }
 
 /// The loop's end of the tap.
@@ -60,12 +93,13 @@ impl Tap {
         detector: TurnDetector,
         spool: SpoolWriter,
         events: Events,
+        to_loop: ToLoop,
         hooks_wired: bool,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(CAPACITY);
         let thread = std::thread::Builder::new()
             .name("clippy-session-tap".into())
-            .spawn(move || run(rx, detector, spool, events, hooks_wired))?;
+            .spawn(move || run(rx, detector, spool, events, to_loop, hooks_wired))?;
         Ok(Self { tx, thread })
     }
 
@@ -88,6 +122,7 @@ fn run(
     detector: TurnDetector,
     spool: SpoolWriter,
     events: Events,
+    to_loop: ToLoop,
     hooks_wired: bool,
 ) -> SpoolWriter {
     let mut progress = Progress::default();
@@ -100,6 +135,7 @@ fn run(
             failed: false,
         },
         events,
+        to_loop,
         progress,
         reported: None,
         settle_at: None,
@@ -115,7 +151,9 @@ fn run(
                 // in steps while nothing else waits (a flood is rendered once it is over).
                 tap.spool.flush(&tap.events);
                 tap.report_progress();
-                if tap.detector.catch_up_screen() {
+                let more = tap.detector.catch_up_screen();
+                tap.forward_terminal_replies();
+                if more {
                     continue;
                 }
                 let next = match tap.settle_at {
@@ -131,6 +169,7 @@ fn run(
             Err(TryRecvError::Disconnected) => break,
         };
         tap.take(tapped);
+        tap.forward_terminal_replies();
     }
     tap.spool.flush(&tap.events);
     tap.report_progress();
@@ -174,6 +213,7 @@ struct TapState {
     detector: TurnDetector,
     spool: BatchedSpool,
     events: Events,
+    to_loop: ToLoop,
     /// Where the session is now (`spool_size` and `mode` are filled in when reported).
     progress: Progress,
     /// What was last reported.
@@ -183,6 +223,14 @@ struct TapState {
 }
 
 impl TapState {
+    /// Hands the loop what a terminal would have answered the queries rendered since.
+    fn forward_terminal_replies(&mut self) {
+        let replies = self.detector.take_terminal_replies();
+        if !replies.is_empty() {
+            self.to_loop.send(FromTap::TerminalReplies(replies));
+        }
+    }
+
     /// Reports that the spool grew, the mode as last reported. Sent before a completed turn,
     /// which reaches the broker only once its text is rendered: the broker learns at once of
     /// the output that ended the turn (waits on it wake now) and of the keystrokes that led to
@@ -192,12 +240,16 @@ impl TapState {
             return;
         };
         // The counters that lead to the turn go too: a keystroke that started it must reset
-        // the routes' hop counts before the turn is handed over.
+        // the routes' hop counts before the turn is handed over; and what the turn's end
+        // changed (the waiting state gone, the hooks' turn ends counted), so that nobody sees
+        // the turn with the state from before it.
         let early = Progress {
             spool_size: self.spool.spool.len(),
             keystrokes: self.progress.keystrokes,
             inputs: self.progress.inputs,
             input: self.progress.input.clone(),
+            waiting: self.progress.waiting.clone(),
+            hooks: self.progress.hooks.clone(),
             ..reported.clone()
         };
         if *reported != early {
@@ -255,6 +307,15 @@ impl TapState {
                 Vec::new()
             }
             Tapped::Agent(report) => self.agent_report(report),
+            Tapped::Redraw { client, generation } => {
+                let screen = self.detector.screen_redraw();
+                self.to_loop.send(FromTap::Redrawn {
+                    client,
+                    generation,
+                    screen,
+                });
+                Vec::new()
+            }
         };
         self.take_events(detected);
     }

@@ -1016,8 +1016,15 @@ fn bad_input_is_refused_clearly_and_loses_nothing() {
         (1, "invalid_pattern"),
         "matches empty: {bad}"
     );
-    let (code, bad) = fx.ctl_json(&["wait-for", "no-such-session", "x"]);
-    assert_eq!((code, reason_of(&bad)), (1, "session_not_found"), "{bad}");
+    // A wait on a session that is not there waits for it to register, then times out.
+    let (code, bad) = fx.ctl_json(&["wait-for", "no-such-session", "x", "--timeout", "200"]);
+    assert_eq!((code, reason_of(&bad)), (124, "timeout"), "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("never registered")),
+        "{bad}"
+    );
     let (code, bad) = fx.ctl_json(&["read", "no-such-session"]);
     assert_eq!((code, reason_of(&bad)), (1, "session_not_found"), "{bad}");
     let past = (size + 1000).to_string();

@@ -171,11 +171,24 @@ impl Default for SessionConfig {
 }
 
 /// `[ctl]` settings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CtlConfig {
     /// Default output format of `get-turn`, `paste` and `deliver`. Default [`OutputFormat::Raw`].
     pub format: OutputFormat,
+    /// The key that detaches `clippy-ctl attach`, as tmux writes keys: one key or a prefix
+    /// and a key (`"C-\\ d"`, `"C-]"`). Default `"C-\\ d"` (Ctrl+\ then d). The syntax is
+    /// checked by `clippy-ctl`.
+    pub detach_key: String,
+}
+
+impl Default for CtlConfig {
+    fn default() -> CtlConfig {
+        CtlConfig {
+            format: OutputFormat::default(),
+            detach_key: "C-\\ d".to_owned(),
+        }
+    }
 }
 
 /// How `clippy-ctl` renders turn content by default (`ctl.format`).
@@ -303,6 +316,7 @@ impl Config {
             session_presets,
             session_agent_hooks,
             ctl_format,
+            ctl_detach_key,
             desktop_resolver,
             hotkeys,
         } = partial;
@@ -328,6 +342,9 @@ impl Config {
         self.session.presets.extend(session_presets);
         if let Some(value) = ctl_format {
             self.ctl.format = value;
+        }
+        if let Some(value) = ctl_detach_key {
+            self.ctl.detach_key = value;
         }
         if let Some(value) = desktop_resolver {
             self.desktop.resolver = value;

@@ -22,7 +22,7 @@ const BROKER_KEYS: &[&str] = &[
     "event_history",
 ];
 const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets", "agent_hooks"];
-const CTL_KEYS: &[&str] = &["format"];
+const CTL_KEYS: &[&str] = &["format", "detach_key"];
 const DESKTOP_KEYS: &[&str] = &["resolver"];
 const HOTKEY_KEYS: &[&str] = &["capture", "paste", "deliver_clipboard", "capture_and_copy"];
 /// The values of `desktop.resolver`.
@@ -40,6 +40,7 @@ pub(crate) struct Partial {
     pub(crate) session_presets: BTreeMap<String, String>,
     pub(crate) session_agent_hooks: Option<bool>,
     pub(crate) ctl_format: Option<OutputFormat>,
+    pub(crate) ctl_detach_key: Option<String>,
     pub(crate) desktop_resolver: Option<String>,
     /// `[hotkeys]` entries set by this layer: action name → binding (`""`: no binding).
     pub(crate) hotkeys: BTreeMap<String, String>,
@@ -114,6 +115,9 @@ pub(crate) fn read(
                                         ),
                                     )
                                 })?);
+                        }
+                        "detach_key" => {
+                            partial.ctl_detach_key = Some(cx.string(&key, value)?);
                         }
                         _ => return Err(cx.unknown(key, CTL_KEYS)),
                     }
@@ -305,6 +309,14 @@ mod tests {
         assert_eq!(partial.session_max_turn_bytes, Some(20));
         assert_eq!(partial.session_presets.len(), 2);
         assert_eq!(partial.ctl_format, Some(OutputFormat::Text));
+    }
+
+    #[test]
+    fn the_detach_key_is_read_as_written() {
+        let partial = read_str("[ctl]\ndetach_key = \"C-\\\\ d\"\n").expect("ok");
+        assert_eq!(partial.ctl_detach_key.as_deref(), Some("C-\\ d"));
+        let err = read_str("[ctl]\ndetach_key = 3\n").expect_err("not a string");
+        assert!(err.to_string().contains("ctl.detach_key"), "{err}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! A small blocking client: connect, `hello`, then request/reply by id.
+//! A small blocking client: connect, `hello`, then request/reply by id; and, for the programs
+//! that start a broker when none answers (`clippy-session`, `clippy-ctl`'s waits), the one way
+//! to do so ([`with_broker`]).
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::codec::{FrameDecoder, decode, encode_into};
 use crate::error::ProtoError;
@@ -17,6 +20,117 @@ pub fn socket_path() -> Result<PathBuf, ProtoError> {
         .filter(|dir| dir.is_absolute())
         .ok_or(ProtoError::NoRuntimeDir)?;
     Ok(dir.join("clippy").join("broker.sock"))
+}
+
+/// The first pause between two connection attempts to a broker just started; it doubles up to
+/// [`MAX_START_PAUSE`].
+const MIN_START_PAUSE: Duration = Duration::from_millis(10);
+/// The longest pause between two connection attempts to a broker just started.
+const MAX_START_PAUSE: Duration = Duration::from_millis(200);
+
+/// The broker program to start: `clippy-broker` next to the running executable when it is
+/// there (an installation or a build puts the binaries side by side), else `clippy-broker` as
+/// found on `PATH`.
+pub fn broker_program() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("clippy-broker")))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from("clippy-broker"))
+}
+
+/// Starts [`broker_program`] detached: in a process group of its own, with stdin, stdout and
+/// stderr on `/dev/null` (it logs to its own file), in this process's environment (so it serves
+/// the same `XDG_RUNTIME_DIR`). A thread reaps it when it exits, so it never lingers as a
+/// zombie of ours. Two brokers started at once do not both run: the second finds the first one's
+/// lock and exits.
+///
+/// # Errors
+///
+/// The program cannot be run: the system's error, naming where it was looked for.
+pub fn start_broker() -> Result<(), std::io::Error> {
+    use std::os::unix::process::CommandExt;
+    let program = broker_program();
+    let mut child = Command::new(&program)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| {
+            let looked = if program.is_absolute() {
+                program.display().to_string()
+            } else {
+                "next to this program, and on PATH".to_owned()
+            };
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot run clippy-broker ({looked}): {e}"),
+            )
+        })?;
+    // Without a thread to reap it, it would be a zombie once it exits; a process that ends
+    // first leaves it to init, which reaps it.
+    let _ = std::thread::Builder::new()
+        .name("clippy-broker-reaper".into())
+        .spawn(move || child.wait());
+    Ok(())
+}
+
+/// Whether `error` means that nobody listens at the socket (no socket file, or nobody accepts
+/// on it): a broker to start, or one that is not up yet.
+fn nobody_listens(error: &ProtoError) -> bool {
+    matches!(
+        error,
+        ProtoError::Io { source, .. }
+            if matches!(source.kind(), ErrorKind::NotFound | ErrorKind::ConnectionRefused)
+    )
+}
+
+/// Runs `attempt` — a connection to the broker at `socket` and whatever has to follow it (a
+/// `register`, say) — and when nobody listens at `socket`, starts a broker ([`start_broker`],
+/// once) and runs `attempt` again, pausing a little longer each time (10 ms doubling to
+/// 200 ms), until it succeeds or `deadline` passes. A broker that refuses (`attempt`'s
+/// [`ProtoError::Broker`], or any failure other than nobody listening or a closed connection)
+/// is not tried again.
+///
+/// `socket` must be where a started broker binds (`$XDG_RUNTIME_DIR/clippy/broker.sock`, as
+/// [`socket_path`] says): a broker cannot be started anywhere else.
+///
+/// # Errors
+///
+/// [`ProtoError::NoBroker`] when the broker cannot be run or does not answer by `deadline`;
+/// otherwise the error of the attempt that was not tried again.
+pub fn with_broker<T>(
+    socket: &Path,
+    deadline: Instant,
+    mut attempt: impl FnMut() -> Result<T, ProtoError>,
+) -> Result<T, ProtoError> {
+    match attempt() {
+        Err(e) if nobody_listens(&e) => {}
+        done => return done,
+    }
+    start_broker().map_err(|e| ProtoError::NoBroker {
+        socket: socket.to_owned(),
+        started: false,
+        detail: e.to_string(),
+    })?;
+    let mut pause = MIN_START_PAUSE;
+    loop {
+        let last = match attempt() {
+            Err(e) if nobody_listens(&e) || matches!(e, ProtoError::Closed) => e,
+            done => return done,
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ProtoError::NoBroker {
+                socket: socket.to_owned(),
+                started: true,
+                detail: format!("{last} (its log: broker.log next to the socket)"),
+            });
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(MAX_START_PAUSE);
+    }
 }
 
 /// A connection to the broker, past `hello`.
@@ -128,7 +242,7 @@ impl Client {
             let n = match self.stream.read(&mut buf) {
                 // A read with a timeout is not restarted after a signal (SIGSTOP then SIGCONT
                 // of a waiting `clippy-ctl`, say): read again.
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 read => read.map_err(|source| ProtoError::Io {
                     context: "cannot read from the broker".into(),
                     source,

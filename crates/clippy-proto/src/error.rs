@@ -142,6 +142,26 @@ pub enum ProtoError {
         #[source]
         source: std::io::Error,
     },
+    /// No broker answered at the socket, and none could be started there: `clippy-broker`
+    /// could not be run, or the one started did not answer in time.
+    #[error(
+        "no broker answers at {} and {}: {detail}",
+        socket.display(),
+        if *started {
+            "the clippy-broker started did not answer in time"
+        } else {
+            "clippy-broker could not be started"
+        }
+    )]
+    NoBroker {
+        /// The socket tried.
+        socket: std::path::PathBuf,
+        /// Whether a broker was started (and did not answer in time), rather than not run.
+        started: bool,
+        /// Why: the system's error running the program, or what the last connection attempt
+        /// said.
+        detail: String,
+    },
     /// The broker answered with an error.
     #[error("{reason}: {message}")]
     Broker {

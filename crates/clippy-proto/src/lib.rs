@@ -23,19 +23,20 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod attach;
 mod client;
 mod codec;
 mod error;
 mod message;
 mod time;
 
-pub use client::{Client, socket_path};
+pub use client::{Client, broker_program, socket_path, start_broker, with_broker};
 pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
 pub use error::{ErrorReason, ProtoError};
 pub use message::{
     EventRecord, Format, HookStats, INPUT_BACKLOG_LIMIT, InboxItem, MAX_SCREEN_BYTES,
     MAX_SCREEN_HISTORY, Message, Mode, PROTOCOL_VERSION, PatternKind, Progress, Role, RouteInfo,
-    RouteKind, RouteSpec, ScreenData, SessionInfo, SessionState, SessionSummary, TurnData,
-    TurnMeta, WaitingState,
+    RouteKind, RouteSpec, ScreenData, SessionExit, SessionInfo, SessionState, SessionSummary,
+    TurnData, TurnMeta, WaitingState,
 };
 pub use time::iso8601_utc;

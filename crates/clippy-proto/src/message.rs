@@ -72,6 +72,9 @@ pub enum Mode {
     Idle,
     /// A turn is running.
     Busy,
+    /// The session has ended (`session_status` of an ended session; a wrapper never reports
+    /// it).
+    Exited,
 }
 
 /// What a wrapper reports in `progress`: how far its spool is written and where its session is.
@@ -236,6 +239,25 @@ pub struct SessionState {
     /// The session's hook counters.
     #[serde(default)]
     pub hooks: HookStats,
+    /// How and when the session ended, for an ended session (`mode` is then
+    /// [`Mode::Exited`]); `None` while it lives.
+    #[serde(default)]
+    pub exited: Option<SessionExit>,
+}
+
+/// How a session ended, as its wrapper told the broker in `deregister`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionExit {
+    /// The code a shell shows for the session's command: its exit code, or 128 + N when signal
+    /// N killed it; `None` when the broker was not told (its wrapper went away without
+    /// saying, or is older than this field).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The signal that killed the command, when one did.
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// When the broker saw the session end, Unix milliseconds.
+    pub ended_at: u64,
 }
 
 /// A completed turn as a wrapper reports it in `turn_completed`.
@@ -490,6 +512,13 @@ pub struct EventRecord {
     /// the `since` asked for are no longer kept in the broker's history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed: Option<u64>,
+    /// For `session.exited`: the code a shell shows for the session's command (its exit code,
+    /// or 128 + N for signal N), when its wrapper said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// For `session.exited`: the signal that killed the session's command, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 /// The most history lines a `screen` request may ask for; more is taken as this many.
@@ -568,12 +597,18 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         progress: Option<Progress>,
     },
-    /// A wrapper says its session ended.
+    /// A wrapper says its session ended, and how its command ended when it knows.
     Deregister {
         /// Request id.
         id: u32,
         /// The session id.
         session: String,
+        /// The code a shell shows for the command: its exit code, or 128 + N for signal N.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// The signal number that killed the command, when one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<i32>,
     },
     /// A wrapper reports a completed turn.
     TurnCompleted {

@@ -5,8 +5,8 @@
 use clippy_proto::{
     ErrorReason, EventRecord, Format, FrameDecoder, HookStats, InboxItem, MAX_FRAME,
     MAX_SCREEN_BYTES, Message, Mode, PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind,
-    RouteSpec, ScreenData, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta,
-    WaitingState, decode, encode,
+    RouteSpec, ScreenData, SessionExit, SessionInfo, SessionState, SessionSummary, TurnData,
+    TurnMeta, WaitingState, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -86,6 +86,8 @@ fn every_message() -> Vec<Message> {
         Message::Deregister {
             id: 3,
             session: "abc".into(),
+            exit_code: Some(137),
+            signal: Some(9),
         },
         Message::TurnCompleted {
             id: 4,
@@ -359,6 +361,7 @@ fn every_message() -> Vec<Message> {
                 waiters: 2,
                 inbox: 1,
                 spool: None,
+                exited: None,
             },
         },
         Message::ExecResult {
@@ -691,4 +694,69 @@ fn the_wire_form_is_a_plain_map_with_string_keys_and_bin_content() {
     let at = payload.windows(4).position(|w| w == b"data").unwrap();
     assert_eq!(&payload[at + 4..at + 7], &[0xc4, 2, 1]);
     assert_eq!(ErrorReason::SessionNotFound.as_str(), "session_not_found");
+}
+
+#[test]
+fn a_deregister_without_an_exit_status_is_still_read_and_one_with_it_stays_small() {
+    use rmp_value::Value::*;
+    // An older wrapper says nothing of how its command ended.
+    let payload = map(&[
+        ("type", Str("deregister")),
+        ("id", Uint(4)),
+        ("session", Str("abc")),
+    ]);
+    assert_eq!(
+        decode(&payload).unwrap(),
+        Message::Deregister {
+            id: 4,
+            session: "abc".into(),
+            exit_code: None,
+            signal: None,
+        }
+    );
+    // Absent fields are left out on the wire, so an older broker reads the same map.
+    let frame = encode(&Message::Deregister {
+        id: 4,
+        session: "abc".into(),
+        exit_code: Some(3),
+        signal: None,
+    })
+    .unwrap();
+    let payload = &frame[4..];
+    assert_eq!(payload[0], 0x84, "type, id, session, exit_code");
+    assert!(!String::from_utf8_lossy(payload).contains("signal"));
+}
+
+#[test]
+fn the_status_of_an_ended_session_round_trips() {
+    let message = Message::Status {
+        id: 20,
+        status: SessionState {
+            session: "abd".into(),
+            waiting: None,
+            hooks: HookStats::default(),
+            name: Some("sh".into()),
+            pid: 43,
+            connected: false,
+            mode: Mode::Exited,
+            exec_running: false,
+            resume_cursor: 120,
+            prompt_cursor: None,
+            current_input: None,
+            last_turn_id: None,
+            exit_code: None,
+            cwd: None,
+            bracketed_paste: false,
+            waiters: 0,
+            inbox: 0,
+            spool: None,
+            exited: Some(SessionExit {
+                exit_code: Some(130),
+                signal: Some(2),
+                ended_at: 1_700_000_000_000,
+            }),
+        },
+    };
+    let frame = encode(&message).unwrap();
+    assert_eq!(decode(&frame[4..]).unwrap(), message);
 }

@@ -155,7 +155,8 @@ impl State {
     pub fn next_deadline(&self) -> Option<u64> {
         let waits = self.waiters.values().map(|w| w.deadline).min();
         let timers = self.timers.keys().next().copied();
-        waits.into_iter().chain(timers).min()
+        let awaiting = self.next_awaiting_deadline();
+        waits.into_iter().chain(timers).chain(awaiting).min()
     }
 
     /// Whether a pattern wait has spool left to scan ([`State::continue_scans`] should run
@@ -205,6 +206,7 @@ impl State {
                 self.time_out(waiter, &mut out);
             }
         }
+        self.expire_awaiting(now_ms, &mut out);
         out
     }
 
@@ -240,6 +242,7 @@ impl State {
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
         self.wake(session, out);
+        self.first_prompt_seen(session, out);
         self.pump_inbox(session, out);
         Ok(Outcome::Reply(Message::Done { id }))
     }
@@ -426,11 +429,23 @@ impl State {
                     ),
                 ));
             }
-            Mode::Starting => {
+            Mode::Exited => {
                 return Err(refuse(
                     ErrorReason::Busy,
-                    format!("session {session} is busy: it has not shown its first prompt yet"),
+                    format!("session {session} is not at a prompt: its wrapper says it ended"),
                 ));
+            }
+            // Not yet at its first prompt (a script runs `exec` right after starting the
+            // session): the command waits for it, within the same deadline.
+            Mode::Starting => {
+                let request = Message::Exec {
+                    id,
+                    session: session.clone(),
+                    command: command.to_owned(),
+                    timeout_ms,
+                };
+                self.await_first_prompt(conn, request, session, now_ms, out);
+                return Ok(Outcome::Parked);
             }
         }
         live.exec_running = true;
@@ -502,7 +517,16 @@ impl State {
     }
 
     pub(super) fn session_status(&self, id: u32, session: &str) -> Result<Outcome, Refusal> {
-        let session = self.resolve(session)?;
+        let session = match self.lookup(session) {
+            super::lifecycle::Lookup::Found(session) => session,
+            super::lifecycle::Lookup::Ambiguous(refusal) => return Err(refusal),
+            // No live session: an ended one answers, with how it ended.
+            super::lifecycle::Lookup::Missing(refusal)
+            | super::lifecycle::Lookup::Ended(refusal) => {
+                let status = self.ended_status(session)?.ok_or(refusal)?;
+                return Ok(Outcome::Reply(Message::Status { id, status }));
+            }
+        };
         let Some(entry) = self.sessions.get(&session) else {
             return Err(disconnected(&session));
         };
@@ -516,7 +540,8 @@ impl State {
             .waiters
             .values()
             .filter(|w| w.session == session)
-            .count();
+            .count()
+            + self.awaiting_on(&session);
         Ok(Outcome::Reply(Message::Status {
             id,
             status: SessionState {
@@ -542,6 +567,7 @@ impl State {
                 spool: entry.info.spool.clone(),
                 waiting: progress.waiting.clone(),
                 hooks: progress.hooks.clone(),
+                exited: None,
             },
         }))
     }
@@ -549,6 +575,7 @@ impl State {
     /// A connection went away: its waits are cancelled (an `exec` it started stays running in
     /// the session, which is busy until its prompt).
     pub(super) fn cancel_waiters_of(&mut self, conn: ConnId) {
+        self.awaiting.retain(|_, awaiting| awaiting.conn != conn);
         let cancelled: Vec<u64> = self
             .waiters
             .iter()
@@ -1044,7 +1071,7 @@ fn disconnected_error(waiter: &Waiter) -> Message {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
@@ -1059,7 +1086,9 @@ mod tests {
 
     /// In-memory spools, shared with the test so it can append while the state reads.
     #[derive(Debug, Default, Clone)]
-    struct MemSpools(Arc<Mutex<HashMap<PathBuf, Vec<u8>>>>);
+    pub(in crate::state) struct MemSpools(
+        pub(in crate::state) Arc<Mutex<HashMap<PathBuf, Vec<u8>>>>,
+    );
 
     impl SpoolFiles for MemSpools {
         fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -1440,17 +1469,19 @@ mod tests {
             };
             assert_eq!(refused(&mut fx.st, fx.client, msg).0, want, "{pattern:?}");
         }
-        let unknown = Message::WaitPrompt {
+        // An empty argument can name no session that will ever register.
+        let nameless = Message::WaitPrompt {
             id: 3,
-            session: "nope".into(),
+            session: String::new(),
             from_cursor: 0,
             timeout_ms: None,
         };
         assert_eq!(
-            refused(&mut fx.st, fx.client, unknown).0,
+            refused(&mut fx.st, fx.client, nameless).0,
             ErrorReason::SessionNotFound
         );
         assert!(fx.st.waiters.is_empty());
+        assert!(fx.st.awaiting.is_empty());
     }
 
     #[test]
@@ -1646,11 +1677,6 @@ mod tests {
             command: command.into(),
             timeout_ms: None,
         };
-        // Before the first prompt.
-        assert_eq!(
-            refused(&mut fx.st, fx.client, exec("true")).0,
-            ErrorReason::Busy
-        );
         fx.prompt(b"$ ", None);
         fx.submitted("python3 guess.py");
         let (reason, message) = refused(&mut fx.st, fx.client, exec("echo SHOULD_FAIL"));

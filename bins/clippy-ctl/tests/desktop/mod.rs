@@ -13,9 +13,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use clippy_pty::{CommandSpec, PtyMaster, WinSize};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
@@ -324,4 +325,92 @@ pub fn read_line(child: &mut Child) -> String {
 /// The contents of `path`, empty while it does not exist.
 pub fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_default()
+}
+
+/// A program on a terminal (a PTY) of the test's own, as on a person's: everything it writes to
+/// the terminal is kept; dropping it kills it.
+pub struct OnTerminal {
+    pub child: clippy_pty::Child,
+    pub master: Arc<PtyMaster>,
+    /// Everything the terminal was sent.
+    written: Arc<Mutex<Vec<u8>>>,
+}
+
+impl OnTerminal {
+    /// Starts `program ARGS…` on a terminal of `size`, in `dir`, with only the test's
+    /// environment (as [`base_env`]) and `TERM=dumb`.
+    pub fn start<S: AsRef<OsStr>>(
+        dir: &TempDir,
+        program: impl AsRef<OsStr>,
+        args: &[S],
+        size: WinSize,
+    ) -> OnTerminal {
+        let pair = clippy_pty::openpty(size).unwrap();
+        let mut spec = CommandSpec::new(program.as_ref())
+            .args(args.iter().map(AsRef::as_ref))
+            .cwd(dir.path());
+        for (key, _) in std::env::vars_os() {
+            spec = spec.env_remove(key);
+        }
+        spec = spec
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            )
+            .env("HOME", dir.join("home"))
+            .env("XDG_RUNTIME_DIR", dir.runtime())
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb");
+        let child = pair.slave.spawn(&spec).unwrap();
+        // Only the program holds the terminal now: the reader ends when it goes.
+        drop(pair.slave);
+        let master = Arc::new(pair.master);
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let (reader, sink) = (Arc::clone(&master), Arc::clone(&written));
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut &*reader, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        OnTerminal {
+            child,
+            master,
+            written,
+        }
+    }
+
+    /// What the terminal was sent so far, as text.
+    pub fn shown(&self) -> String {
+        String::from_utf8_lossy(&self.written.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the terminal was sent `text` at least `times` times.
+    pub fn wait_shown(&self, text: &str, times: usize) {
+        wait_for(&format!("{text:?} on the terminal"), || {
+            (self.shown().matches(text).count() >= times).then_some(())
+        });
+    }
+
+    /// Types `keys` on the terminal.
+    pub fn type_keys(&self, keys: &[u8]) {
+        (&*self.master).write_all(keys).unwrap();
+    }
+
+    /// Waits for the program to exit; its status.
+    pub fn wait_exit(&mut self) -> clippy_pty::ExitStatus {
+        wait_for("the program on the terminal to exit", || {
+            self.child.try_wait().unwrap()
+        })
+    }
+}
+
+impl Drop for OnTerminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
