@@ -8,8 +8,10 @@
 //!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
-//!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for
-//!   and hook benches (which they write to `target/*-bench.md` themselves).
+//!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for,
+//!   hook and attach benches (which they write to `target/*-bench.md` themselves); the attach
+//!   bench (`--bench attach`) measures keystroke echo through `clippy-ctl attach` against the
+//!   direct wrapper and a 64 MiB burst with reading and stalled attached clients.
 //! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
 //!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
@@ -239,12 +241,13 @@ fn fuzz(secs: u64, required: bool) -> Result {
 /// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
 /// (which take none); then the three tables.
 /// The benches that write a table of their own, and its file in `target/`.
-const BENCH_TABLES: [(&str, &str); 5] = [
+const BENCH_TABLES: [(&str, &str); 6] = [
     ("wrapper", "wrapper-bench.md"),
     ("broker", "broker-bench.md"),
     ("spool_scan", "spool-scan-bench.md"),
     ("wait_for", "wait-for-bench.md"),
     ("hook", "hook-bench.md"),
+    ("attach", "attach-bench.md"),
 ];
 
 fn bench(extra: &[String]) -> Result {
