@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     // The commands that start, join or leave a session's terminal.
     if let Some(result) = terminal_commands(&cli) {
         return match result {
-            Ok(()) => finish(Ok(()), Exit::Ok),
+            Ok(printed) => finish(out.write_all(&printed), Exit::Ok),
             Err(error) => {
                 let written = output::render_error(&error, cli.json, &mut out, &mut err);
                 finish(written, exit::exit_code(&error))
@@ -98,8 +98,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `spawn`, `attach`, `detach`, which print their own results: `None` for the other commands.
-fn terminal_commands(cli: &Cli) -> Option<Result<(), error::CtlError>> {
+/// `spawn`, `attach`, `detach`: what they print on stdout; `None` for the other commands.
+fn terminal_commands(cli: &Cli) -> Option<Result<Vec<u8>, error::CtlError>> {
     let timeout = std::time::Duration::from_millis(cli.timeout);
     let connect =
         || broker::Broker::connect(&broker::resolve_socket(cli.socket.as_deref())?, timeout);
@@ -107,32 +107,28 @@ fn terminal_commands(cli: &Cli) -> Option<Result<(), error::CtlError>> {
         cli::Command::Spawn(args) => spawn::spawn(cli, args).and_then(|id| {
             if cli.json {
                 let report = spool::session_status(&connect, &id)?;
-                let written = output::render(&report, true, &mut io::stdout(), &mut io::stderr());
-                written.map_err(|source| error::CtlError::Io {
-                    context: "cannot write the output".into(),
-                    source,
-                })
+                let mut printed = Vec::new();
+                let _ = output::render(&report, true, &mut printed, &mut io::stderr());
+                Ok(printed)
             } else {
-                println!("{id}");
-                Ok(())
+                Ok(format!("{id}\n").into_bytes())
             }
         }),
         cli::Command::Attach {
             session,
             read_only,
             detach_key,
-        } => attach(cli, &connect, session, *read_only, detach_key.as_deref()),
+        } => attach(cli, &connect, session, *read_only, detach_key.as_deref()).map(|()| Vec::new()),
         cli::Command::Detach { session } => attach::socket_of(&connect, session)
             .and_then(|(id, name, path)| {
                 let clients = attach::detach(&path, timeout)?;
-                if cli.json {
-                    let doc = serde_json::json!({"detached": {"session": id, "name": name, "clients": clients}});
-                    println!("{doc}");
+                let printed = if cli.json {
+                    serde_json::json!({"detached": {"session": id, "name": name, "clients": clients}})
+                        .to_string()
                 } else {
-                    let label = name.unwrap_or(id);
-                    println!("detached {clients} client(s) from {label}");
-                }
-                Ok(())
+                    format!("detached {clients} client(s) from {}", name.unwrap_or(id))
+                };
+                Ok(format!("{printed}\n").into_bytes())
             }),
         _ => return None,
     };

@@ -252,6 +252,19 @@ fn a_spawned_shell_with_integration_runs_exec_with_exit_codes() {
     assert!(out.status.success(), "{}", describe(&out));
     let executed = json(&out);
     assert_eq!(executed["exit_code"], 1, "{executed}");
+    // `--json`: the new session's status.
+    spawned.names.push("sh2".into());
+    let out = ctl(
+        &dir,
+        &[],
+        &[
+            "--json", "spawn", "--name", "sh2", "--cwd", "/", "--", "bash", "--norc",
+        ],
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let status = json(&out);
+    assert_eq!(status["session_status"]["name"], "sh2", "{status}");
+    assert_eq!(exec(&dir, "sh2", "pwd"), "/\n");
     assert_eq!(executed["output"], "out", "{executed}");
 }
 
