@@ -33,7 +33,8 @@ pub struct Cli {
     pub socket: Option<PathBuf>,
     /// How long connecting to the broker and waiting for each reply may take, in milliseconds;
     /// for wait-for, wait-prompt, expect-send, exec and end-session: how long to wait; for
-    /// screen: how long the session's wrapper may take to answer.
+    /// screen: how long the session's wrapper may take to answer; for spawn: how long the new
+    /// session may take to register.
     #[arg(
         long,
         global = true,
