@@ -110,6 +110,12 @@ fn serve(paths: &startup::Paths, options: &Options, logger: Logger) -> Result<()
         }
         startup::Probe::NotASocket => return Err(BrokerError::NotASocket(paths.socket.clone())),
     }
+    for line in startup::sweep_stale_sessions(paths) {
+        match line {
+            Ok(removed) => logger.log(Level::Info, &removed),
+            Err(failed) => logger.log(Level::Warn, &failed),
+        }
+    }
     // Handlers go in before the socket exists, so a SIGTERM right after binding still removes it.
     let signals = SignalPipe::with_signals(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP])
         .map_err(|e| BrokerError::Io {

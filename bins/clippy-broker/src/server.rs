@@ -374,7 +374,8 @@ impl Server {
                 write_failed: false,
             },
         );
-        let actions = self.state.connection_opened(id, true);
+        let now = self.now_ms();
+        let actions = self.state.connection_opened_at(id, true, now);
         self.apply(actions);
     }
 

@@ -115,6 +115,29 @@ pub fn prepare_dir(dir: &Path) -> Result<Option<String>, BrokerError> {
     )))
 }
 
+/// Removes the session folders under `sessions/` whose wrapper is certainly gone
+/// ([`clippy_spool::sweep_stale`]: killed wrappers leave theirs behind). Never fails: returns one
+/// line per folder, `Ok` when it was removed, `Err` when it could not be (for a warning).
+#[must_use]
+pub fn sweep_stale_sessions(paths: &Paths) -> Vec<Result<String, String>> {
+    let Some(runtime) = paths.dir.parent() else {
+        return Vec::new();
+    };
+    clippy_spool::sweep_stale(runtime)
+        .into_iter()
+        .map(|(path, outcome)| match outcome {
+            Ok(()) => Ok(format!(
+                "removed the stale session folder {} (its wrapper is gone)",
+                path.display()
+            )),
+            Err(e) => Err(format!(
+                "cannot remove the stale session folder {}: {e}",
+                path.display()
+            )),
+        })
+        .collect()
+}
+
 /// Opens (creating, mode 0600) the log file for appending.
 ///
 /// # Errors

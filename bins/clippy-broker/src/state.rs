@@ -46,6 +46,9 @@ pub use spool_ops::{
 const DEPARTED_MEMORY: usize = 1024;
 /// How many candidates an ambiguity error lists.
 const MAX_CANDIDATES: usize = 10;
+/// How long a connection may take to send its `hello` (milliseconds): a connection still
+/// silent then is closed (CONTRACTS/BROKER.md, "Connection rules").
+pub const HELLO_TIMEOUT_MS: u64 = 5000;
 
 /// A connection, as the I/O layer numbers them. Never reused within one broker run, so an action
 /// for a connection that has gone cannot reach a newer one.
@@ -161,6 +164,8 @@ struct SessionEntry {
 struct ConnEntry {
     /// `None` until `hello`.
     role: Option<Role>,
+    /// Until `hello`: the time by which it must have come (a key of `State::hello_deadlines`).
+    hello_deadline: Option<u64>,
     /// Sessions this connection registered.
     sessions: BTreeSet<String>,
 }
@@ -172,6 +177,8 @@ pub struct State {
     relay: RelayBuffer,
     sessions: BTreeMap<String, SessionEntry>,
     conns: HashMap<ConnId, ConnEntry>,
+    /// Connections that have not said `hello` yet, by the time they must have said it.
+    hello_deadlines: BTreeSet<(u64, ConnId)>,
     /// Ids of sessions that ended (oldest first), bounded by [`DEPARTED_MEMORY`].
     departed: VecDeque<String>,
     /// What is known of each of them: its registration, how far it got, how it ended.
@@ -223,6 +230,7 @@ impl State {
             relay: RelayBuffer::new(),
             sessions: BTreeMap::new(),
             conns: HashMap::new(),
+            hello_deadlines: BTreeSet::new(),
             departed: VecDeque::new(),
             ended: HashMap::new(),
             waiters: BTreeMap::new(),
@@ -258,17 +266,39 @@ impl State {
         self.sessions.len()
     }
 
-    /// A connection was accepted. `peer_uid_ok`: its SO_PEERCRED uid is the broker's. A peer of
-    /// another user is closed at once, without a reply (it learns nothing about the sessions).
-    pub fn connection_opened(&mut self, conn: ConnId, peer_uid_ok: bool) -> Vec<Action> {
+    /// A connection was accepted at `now_ms` (Unix milliseconds). `peer_uid_ok`: its
+    /// SO_PEERCRED uid is the broker's. A peer of another user is closed at once, without a
+    /// reply (it learns nothing about the sessions). One that has not said `hello` within
+    /// [`HELLO_TIMEOUT_MS`] is closed by [`State::expire`].
+    pub fn connection_opened_at(
+        &mut self,
+        conn: ConnId,
+        peer_uid_ok: bool,
+        now_ms: u64,
+    ) -> Vec<Action> {
+        self.clock = self.clock.max(now_ms);
         if !peer_uid_ok {
             return vec![Action::Close(conn)];
         }
-        self.conns.insert(conn, ConnEntry::default());
+        let deadline = now_ms.saturating_add(HELLO_TIMEOUT_MS);
+        self.hello_deadlines.insert((deadline, conn));
+        self.conns.insert(
+            conn,
+            ConnEntry {
+                hello_deadline: Some(deadline),
+                ..ConnEntry::default()
+            },
+        );
         vec![Action::Log(
             Level::Debug,
             format!("connection {conn} opened"),
         )]
+    }
+
+    /// A connection was accepted, at the latest time passed in: see
+    /// [`State::connection_opened_at`], which the event loop calls with the time it is now.
+    pub fn connection_opened(&mut self, conn: ConnId, peer_uid_ok: bool) -> Vec<Action> {
+        self.connection_opened_at(conn, peer_uid_ok, self.clock)
     }
 
     /// A connection is gone at `now_ms` (Unix milliseconds, stamping the `session.exited`
@@ -288,6 +318,9 @@ impl State {
         let Some(entry) = self.conns.remove(&conn) else {
             return Vec::new();
         };
+        if let Some(deadline) = entry.hello_deadline {
+            self.hello_deadlines.remove(&(deadline, conn));
+        }
         let mut out = vec![Action::Log(
             Level::Debug,
             format!("connection {conn} closed"),
@@ -468,11 +501,37 @@ impl State {
         out
     }
 
+    /// When the next connection that has not said `hello` is due.
+    fn next_hello_deadline(&self) -> Option<u64> {
+        self.hello_deadlines.first().map(|&(deadline, _)| deadline)
+    }
+
+    /// Closes the connections still silent at their hello deadline.
+    fn expire_hellos(&mut self, now_ms: u64, out: &mut Vec<Action>) {
+        while let Some(&(deadline, conn)) = self.hello_deadlines.first() {
+            if deadline > now_ms {
+                break;
+            }
+            self.hello_deadlines.pop_first();
+            if let Some(entry) = self.conns.get_mut(&conn) {
+                entry.hello_deadline = None;
+            }
+            out.push(Action::Log(
+                Level::Info,
+                format!("connection {conn}: no hello within {HELLO_TIMEOUT_MS} ms; closing"),
+            ));
+            out.push(Action::Close(conn));
+        }
+    }
+
     fn first_message(&mut self, conn: ConnId, msg: Message) -> Vec<Action> {
         match msg {
             Message::Hello { id, version, role } if version == PROTOCOL_VERSION => {
                 if let Some(entry) = self.conns.get_mut(&conn) {
                     entry.role = Some(role);
+                    if let Some(deadline) = entry.hello_deadline.take() {
+                        self.hello_deadlines.remove(&(deadline, conn));
+                    }
                 }
                 vec![
                     Action::Log(
@@ -1480,6 +1539,53 @@ mod tests {
             }]
         ));
         assert!(closes(&actions, conn));
+    }
+
+    #[test]
+    fn a_connection_silent_past_the_hello_deadline_is_closed() {
+        let mut st = state();
+        let silent = ConnId(1);
+        let greeted = ConnId(2);
+        st.connection_opened_at(silent, true, NOW);
+        st.connection_opened_at(greeted, true, NOW + 10);
+        assert_eq!(st.next_deadline(), Some(NOW + HELLO_TIMEOUT_MS));
+        let hello = Message::Hello {
+            id: 1,
+            version: PROTOCOL_VERSION,
+            role: Role::Client,
+        };
+        assert!(matches!(
+            req(&mut st, greeted, hello),
+            Message::HelloAck { .. }
+        ));
+        // Only the silent one is still owed a hello.
+        assert_eq!(st.next_deadline(), Some(NOW + HELLO_TIMEOUT_MS));
+        assert!(st.expire(NOW + HELLO_TIMEOUT_MS - 1).is_empty());
+        let actions = st.expire(NOW + HELLO_TIMEOUT_MS);
+        assert!(closes(&actions, silent), "{actions:?}");
+        assert!(!closes(&actions, greeted), "{actions:?}");
+        assert!(
+            sent_to(&actions, silent).is_empty(),
+            "closed without a reply"
+        );
+        st.connection_closed_at(silent, NOW + HELLO_TIMEOUT_MS);
+        assert_eq!(st.next_deadline(), None);
+        // The greeted connection is never closed for it.
+        assert!(!closes(&st.expire(u64::MAX), greeted));
+        assert!(matches!(
+            req(&mut st, greeted, Message::ListSessions { id: 2 }),
+            Message::Sessions { .. }
+        ));
+    }
+
+    #[test]
+    fn a_connection_gone_before_its_hello_deadline_leaves_no_deadline() {
+        let mut st = state();
+        let conn = ConnId(1);
+        st.connection_opened_at(conn, true, NOW);
+        st.connection_closed_at(conn, NOW + 1);
+        assert_eq!(st.next_deadline(), None);
+        assert!(st.expire(u64::MAX).is_empty());
     }
 
     #[test]

@@ -494,6 +494,26 @@ fn a_hello_with_another_version_is_refused_and_closed() {
 }
 
 #[test]
+fn a_connection_that_never_says_hello_is_closed_after_the_deadline() {
+    let broker = Broker::start(&[]);
+    let deadline = Duration::from_millis(clippy_broker::state::HELLO_TIMEOUT_MS);
+    let started = Instant::now();
+    let mut silent = Raw::connect(&broker.socket);
+    // Meanwhile a client that said hello is served, and stays.
+    let mut greeted = broker.client();
+    assert!(sessions(&mut greeted).is_empty());
+    // Blocks until EOF (the read timeout, WAIT, bounds it): closed without a reply.
+    silent.expect_closed();
+    let waited = started.elapsed();
+    assert!(
+        waited >= deadline,
+        "closed after {waited:?}, before the deadline"
+    );
+    assert!(waited < WAIT, "closed only after {waited:?}");
+    assert!(sessions(&mut greeted).is_empty());
+}
+
+#[test]
 fn unknown_types_and_missing_fields_keep_the_connection_open() {
     let broker = Broker::start(&[]);
     let mut raw = Raw::hello(&broker.socket, Role::Client);

@@ -12,6 +12,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clippy_pty::{
     Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
@@ -38,6 +39,9 @@ const INJECT: Token = Token(3);
 const READ_CHUNK: usize = 64 * 1024;
 /// Output handed to the tap thread at most this much at a time (and whenever the loop idles).
 const TAP_BATCH: usize = 32 * 1024;
+/// How long the child has to go after a SIGTERM is forwarded to it before the wrapper hangs up
+/// its terminal (CONTRACTS/PTY.md, "Signals"): an interactive shell ignores SIGTERM.
+const TERM_GRACE: Duration = Duration::from_secs(2);
 
 /// What the wrapper was asked to do.
 #[derive(Debug)]
@@ -317,6 +321,9 @@ fn log_to_session_folder(dir: &std::path::Path) -> Result<(), SessionError> {
 fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
     let runtime =
         clippy_spool::runtime_dir_from_env().map_err(|e| SessionError::Usage(e.to_string()))?;
+    // Folders of wrappers that are certainly gone (SIGKILL leaves them behind); errors are
+    // ignored: the broker logs them, and they never stop a session.
+    let _ = clippy_spool::sweep_stale(&runtime);
     let mut last = None;
     for bump in 0..64 {
         // Creation is exclusive: a taken ID fails and the next one is tried.
@@ -391,20 +398,24 @@ impl Session {
         let mut exited: Option<ExitStatus> = None;
         let mut pending_signals = Vec::new();
         let mut watching_writable = false;
+        // When the child, sent a SIGTERM, gets its terminal hung up if it is still there.
+        let mut hangup_at: Option<Instant> = None;
         loop {
             // Output for the tap is handed over in batches; before the loop would block, it
             // hands over what it holds, so the tap is never behind an idle session.
             // Attached clients' keys left unread go in as soon as the program takes input.
+            // A pending hang-up bounds the wait.
             let keys_waiting = self.attach_keys_waiting();
-            let mut timeout = None;
+            let idle_timeout = hangup_at.map(|at| at.saturating_duration_since(Instant::now()));
+            let mut timeout = idle_timeout;
             if !self.tap_out.is_empty() || keys_waiting {
-                timeout = Some(std::time::Duration::ZERO);
+                timeout = Some(Duration::ZERO);
             }
             let mut polled = self.poll.poll(&mut events, timeout);
-            if polled.is_ok() && timeout.is_some() && events.is_empty() {
+            if polled.is_ok() && timeout == Some(Duration::ZERO) && events.is_empty() {
                 self.flush_tap();
                 if !keys_waiting {
-                    polled = self.poll.poll(&mut events, None);
+                    polled = self.poll.poll(&mut events, idle_timeout);
                 }
             }
             if let Err(e) = polled {
@@ -459,6 +470,9 @@ impl Session {
                             if let Some(status) = self.on_signal(signal, child)? {
                                 exited = Some(status);
                             }
+                            if signal == Signal::SIGTERM && hangup_at.is_none() {
+                                hangup_at = Some(Instant::now() + TERM_GRACE);
+                            }
                         }
                     }
                     _ => {}
@@ -473,6 +487,12 @@ impl Session {
                 // Drain what the child left in the PTY, then go.
                 while self.read_child(&mut buf)? {}
                 return Ok(status);
+            }
+            if hangup_at.is_some_and(|at| at <= Instant::now()) {
+                // Still there after a SIGTERM: a hang-up, as when a terminal closes. Once: the
+                // child then ends as it pleases (a shell does).
+                hangup_at = None;
+                Self::hang_up(child);
             }
             // Watch for the child taking input only while some is waiting.
             let want_writable = !self.pending_input.is_empty();
@@ -792,6 +812,16 @@ impl Session {
             _ => {}
         }
         Ok(None)
+    }
+
+    /// Hangs up the child's terminal as the kernel does when a terminal closes: `SIGHUP`, then
+    /// `SIGCONT` (a stopped job must run to see it), to the foreground process group and to the
+    /// child's own group (its session leader, an interactive shell, passes it on to its jobs).
+    fn hang_up(child: &Child) {
+        for signal in [Signal::SIGHUP, Signal::SIGCONT] {
+            let _ = child.signal_group(signal);
+            let _ = child.signal_own_group(signal);
+        }
     }
 }
 

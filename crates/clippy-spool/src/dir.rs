@@ -39,7 +39,8 @@ pub fn runtime_dir_from_env() -> Result<PathBuf, SpoolError> {
 /// mode `0700`, set explicitly (the umask plays no part): an existing `clippy/` or `sessions/`
 /// with a looser mode is tightened if it belongs to this user, and refused with
 /// [`SpoolError::NotOwned`] if it does not; symlinks and non-directories are refused. The session
-/// folder itself must not exist yet.
+/// folder itself must not exist yet. The creating process records itself in it as the owner
+/// (the file `owner`, see [`sweep_stale`](crate::sweep_stale)), best effort.
 #[derive(Debug)]
 pub struct SpoolDir {
     path: PathBuf,
@@ -87,6 +88,8 @@ impl SpoolDir {
             Err(source) => return Err(SpoolError::CreateDir { path, source }),
         }
         chmod(&path, DIR_MODE)?;
+        // Best effort: a folder without an owner record is simply never swept as stale.
+        let _ = crate::sweep::write_owner(&path);
         Ok(SpoolDir {
             path,
             session_id: session_id.to_owned(),

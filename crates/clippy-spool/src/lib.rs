@@ -20,10 +20,12 @@ mod dir;
 mod error;
 mod reader;
 mod scanner;
+mod sweep;
 mod writer;
 
 pub use dir::{DIR_MODE, FILE_MODE, SPOOL_FILE_NAME, SpoolDir, runtime_dir_from_env, session_dir};
 pub use error::SpoolError;
 pub use reader::{Chunk, read};
 pub use scanner::{MAX_MATCH_BYTES, Match, Pattern, Scanner};
+pub use sweep::{Host, OWNER_FILE_NAME, Owner, Process, Verdict, sweep_stale, verdict};
 pub use writer::{CRLF_MEMORY, SpoolWriter};

@@ -116,6 +116,7 @@ impl SpoolWriter {
             Ok(file) => file,
             Err(e) => {
                 // Leave no empty session folder behind (remove_dir only removes an empty one).
+                crate::sweep::disown(dir.path());
                 let _ = fs::remove_dir(dir.path());
                 return Err(e);
             }
@@ -353,9 +354,9 @@ impl SpoolWriter {
     /// # Errors
     ///
     /// [`SpoolError::Keep`] when the spool cannot be moved (the folder is then left as it is, so
-    /// the spool is not lost); [`SpoolError::KeepWithoutFolder`] for `keep` with a
-    /// [`with_file`](Self::with_file) writer; [`SpoolError::Remove`] when the folder cannot be
-    /// removed.
+    /// the spool is not lost, and disowned so no sweep removes it);
+    /// [`SpoolError::KeepWithoutFolder`] for `keep` with a [`with_file`](Self::with_file) writer;
+    /// [`SpoolError::Remove`] when the folder cannot be removed.
     pub fn finish(mut self, keep: Option<&Path>) -> Result<Option<PathBuf>, SpoolError> {
         self.flush_pending();
         let Some(dir) = self.dir.take() else {
@@ -367,7 +368,10 @@ impl SpoolWriter {
         let kept = match keep {
             Some(keep) => {
                 let to = keep.join(format!("{}.spool", dir.session_id()));
-                keep_spool(&dir.spool_path(), keep, &to)?;
+                // A spool that could not be kept stays in its folder, which must then not be
+                // swept as stale once this process is gone.
+                keep_spool(&dir.spool_path(), keep, &to)
+                    .inspect_err(|_| crate::sweep::disown(dir.path()))?;
                 Some(to)
             }
             None => None,

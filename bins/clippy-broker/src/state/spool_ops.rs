@@ -149,14 +149,20 @@ struct Finish {
 }
 
 impl State {
-    /// The earliest deadline of a parked wait, if any (the I/O layer wakes up for it and calls
-    /// [`State::expire`]).
+    /// The earliest deadline of a parked wait, a timer or a connection owing its `hello`, if any
+    /// (the I/O layer wakes up for it and calls [`State::expire`]).
     #[must_use]
     pub fn next_deadline(&self) -> Option<u64> {
         let waits = self.waiters.values().map(|w| w.deadline).min();
         let timers = self.timers.keys().next().copied();
         let awaiting = self.next_awaiting_deadline();
-        waits.into_iter().chain(timers).chain(awaiting).min()
+        let hellos = self.next_hello_deadline();
+        waits
+            .into_iter()
+            .chain(timers)
+            .chain(awaiting)
+            .chain(hellos)
+            .min()
     }
 
     /// Whether a pattern wait has spool left to scan ([`State::continue_scans`] should run
@@ -181,7 +187,8 @@ impl State {
 
     /// Ends the waits whose deadline is at or before `now_ms`: a pattern wait first scans what
     /// the spool holds (a match that is there is never lost to a timeout), then times out with
-    /// `resume_cursor` = the spool's size; `end_session --force` kills the child.
+    /// `resume_cursor` = the spool's size; `end_session --force` kills the child. Connections
+    /// that have not said `hello` by their deadline are closed.
     pub fn expire(&mut self, now_ms: u64) -> Vec<Action> {
         self.clock = self.clock.max(now_ms);
         let mut out = Vec::new();
@@ -207,6 +214,7 @@ impl State {
             }
         }
         self.expire_awaiting(now_ms, &mut out);
+        self.expire_hellos(now_ms, &mut out);
         out
     }
 
