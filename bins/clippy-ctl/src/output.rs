@@ -619,6 +619,14 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
     if s.hooks.wired || s.hooks.reports > 0 {
         writeln!(out, "hooks:          {}", hooks_text(&s.hooks))?;
     }
+    // Said only when it is so: it is why `paste`, `send` and `exec` answer `busy`.
+    if s.input_blocked {
+        writeln!(
+            out,
+            "input:          blocked: the program has not taken over {} bytes given to it",
+            clippy_proto::INPUT_BACKLOG_LIMIT
+        )?;
+    }
     writeln!(out, "waits:          {}", s.waiters)?;
     // The handoffs themselves are one command away; the count tells whether to look.
     match s.inbox {
@@ -1029,6 +1037,7 @@ mod tests {
             spool: None,
             waiting: None,
             hooks: HookStats::default(),
+            input_blocked: false,
             exited: None,
         }
     }
@@ -1036,6 +1045,20 @@ mod tests {
     fn status_text(state: &SessionState) -> String {
         let (_, out) = human(&Report::SessionStatus(state.clone()));
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn session_status_says_when_the_program_has_not_taken_its_input() {
+        let mut state = session_state();
+        assert!(!status_text(&state).contains("input:"));
+        state.input_blocked = true;
+        let text = status_text(&state);
+        assert!(
+            text.contains("input:          blocked: the program has not taken over 1048576 bytes"),
+            "{text}"
+        );
+        let doc = json_of(&Report::SessionStatus(state));
+        assert_eq!(doc["session_status"]["input_blocked"], true);
     }
 
     #[test]

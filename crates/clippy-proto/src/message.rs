@@ -239,6 +239,10 @@ pub struct SessionState {
     /// The session's hook counters.
     #[serde(default)]
     pub hooks: HookStats,
+    /// The program has not taken more than [`INPUT_BACKLOG_LIMIT`] bytes of the input it was
+    /// given: `paste`, `send`, `exec` and handoffs into it answer `busy` or wait until it does.
+    #[serde(default)]
+    pub input_blocked: bool,
     /// How and when the session ended, for an ended session (`mode` is then
     /// [`Mode::Exited`]); `None` while it lives.
     #[serde(default)]

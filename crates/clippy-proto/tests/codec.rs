@@ -361,6 +361,7 @@ fn every_message() -> Vec<Message> {
                 waiters: 2,
                 inbox: 1,
                 spool: None,
+                input_blocked: true,
                 exited: None,
             },
         },
@@ -750,6 +751,7 @@ fn the_status_of_an_ended_session_round_trips() {
             waiters: 0,
             inbox: 0,
             spool: None,
+            input_blocked: false,
             exited: Some(SessionExit {
                 exit_code: Some(130),
                 signal: Some(2),

@@ -100,6 +100,7 @@ impl Ended {
             spool: self.info.spool.clone(),
             waiting: None,
             hooks: progress.hooks.clone(),
+            input_blocked: false,
             exited: Some(SessionExit {
                 exit_code: self.exit.exit_code,
                 signal: self.exit.signal,

@@ -575,6 +575,7 @@ impl State {
                 spool: entry.info.spool.clone(),
                 waiting: progress.waiting.clone(),
                 hooks: progress.hooks.clone(),
+                input_blocked: progress.input_blocked,
                 exited: None,
             },
         }))
@@ -1801,6 +1802,19 @@ pub(super) mod tests {
         let (reason, message) = refused(&mut fx.st, fx.client, send.clone());
         assert_eq!(reason, ErrorReason::Busy);
         assert!(message.contains("has not taken the input"), "{message}");
+        // `status` says why.
+        let status = |fx: &mut Fixture| match req(
+            &mut fx.st,
+            fx.client,
+            Message::SessionStatus {
+                id: 26,
+                session: "s1".into(),
+            },
+        ) {
+            Message::Status { status, .. } => status.input_blocked,
+            other => panic!("{other:?}"),
+        };
+        assert!(status(&mut fx));
         let exec = Message::Exec {
             id: 28,
             session: "s1".into(),
@@ -1811,6 +1825,7 @@ pub(super) mod tests {
         // Once the program has taken it, input flows again.
         fx.progress.input_blocked = false;
         fx.report();
+        assert!(!status(&mut fx));
         let actions = fx.ask(send);
         assert!(matches!(
             delivery(&actions).0,

@@ -500,6 +500,7 @@ pub fn session_state(session: &SessionSummary) -> SessionState {
         } else {
             HookStats::default()
         },
+        input_blocked: false,
         exited: None,
     }
 }
