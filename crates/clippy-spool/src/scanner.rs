@@ -249,6 +249,10 @@ pub struct Scanner {
     segments: Vec<Segment>,
     /// Where in `text` the next search starts.
     search_from: usize,
+    /// Leading bytes of `text` kept only as what precedes the text a regex may still match:
+    /// 1 once text was dropped (a regex's `^`, `$` and `\b` look at the byte before where
+    /// `find_at` starts, so a cut in the middle of a line is not taken for a line start).
+    context: usize,
     /// The spool offset of the next byte to be fed.
     position: u64,
     strip: Strip,
@@ -280,6 +284,7 @@ impl Scanner {
             forgotten: 0,
             segments: Vec::new(),
             search_from: 0,
+            context: 0,
             position: from_cursor,
             strip: Strip::Ground,
         }
@@ -420,14 +425,21 @@ impl Scanner {
                 (keep, keep)
             }
             // A regex match may start anywhere in the last `MAX_MATCH_BYTES`: search them again.
-            Pattern::Regex(_) => (self.text.len().saturating_sub(MAX_MATCH_BYTES), 0),
+            Pattern::Regex(_) => (
+                self.text.len().saturating_sub(MAX_MATCH_BYTES),
+                self.context,
+            ),
         };
         self.search_from = search_from;
-        // Drop in large steps, so the cost of moving what is kept stays small.
+        // Drop in large steps, so the cost of moving what is kept stays small. A regex keeps
+        // the byte before what it may still match, as context.
         if keep_from >= MAX_MATCH_BYTES {
-            self.text.drain(..keep_from);
-            self.forgotten += keep_from as u64;
-            self.search_from = self.search_from.saturating_sub(keep_from);
+            let context = usize::from(matches!(self.pattern, Pattern::Regex(_)));
+            let cut = keep_from - context;
+            self.text.drain(..cut);
+            self.forgotten += cut as u64;
+            self.context = context;
+            self.search_from = self.search_from.saturating_sub(cut).max(context);
             // Keep the segment holding the new first byte (or, with no text left, the last
             // one, which the next kept bytes may continue) and those after it.
             let first_kept = self

@@ -127,6 +127,30 @@ fn regexes_are_multi_line_and_match_on_stripped_text() {
 }
 
 #[test]
+fn where_old_text_is_dropped_is_no_line_start_for_an_anchored_regex() {
+    // A long line whose `b` lands at the front of the text kept once older text is dropped: it
+    // is in the middle of a line, so `^b` must not match it; the `b` that starts a later line
+    // is the match.
+    for (pattern, filler, at_cut) in [
+        (r"^b", b'-', b'b'),
+        (r"\bb", b'x', b'b'),
+        (r"^\w", b'-', b'w'),
+    ] {
+        let mut scanner = Scanner::new(Pattern::regex(pattern).unwrap(), 0);
+        let mut line = vec![filler; MAX_MATCH_BYTES];
+        line.push(at_cut);
+        line.extend(std::iter::repeat_n(filler, MAX_MATCH_BYTES - 1));
+        assert!(scanner.feed(&line).is_none(), "{pattern}");
+        assert!(
+            scanner.feed(b"yy").is_none(),
+            "{pattern}: matched at the cut"
+        );
+        let found = scanner.feed(b"\nbw").unwrap();
+        assert_eq!(found.span.0, line.len() as u64 + 3, "{pattern}");
+    }
+}
+
+#[test]
 fn memory_stays_bounded_without_a_match() {
     let mut scanner = Scanner::new(Pattern::regex(r"never here").unwrap(), 0);
     let junk = vec![b'x'; 1024 * 1024];

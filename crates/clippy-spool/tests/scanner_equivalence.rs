@@ -4,8 +4,8 @@
 //! - a straightforward one: strip the bytes fed so far, whole, one byte at a time, keeping each
 //!   kept byte's offset, and find the first match in that text;
 //! - the byte-by-byte scanner the fast one replaced, kept here verbatim: same matches, same
-//!   text held and same regex search windows after memory is bounded, on inputs long enough
-//!   for text to be forgotten.
+//!   text held (a regex scanner: one byte of context more, for its anchors) and same regex
+//!   search windows after memory is bounded, on inputs long enough for text to be forgotten.
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
@@ -394,7 +394,7 @@ proptest! {
 
     /// Long inputs, where text is forgotten to bound memory: the same match as the old scanner
     /// (the same regex search windows), and as the straightforward reference for literals,
-    /// which forgetting never changes; memory held alike.
+    /// which forgetting never changes; memory held alike (a regex: one byte of context more).
     #[test]
     fn matches_the_old_scanner_on_long_inputs(
         tokens in prop::collection::vec(token(), 1..60),
@@ -422,7 +422,11 @@ proptest! {
         };
         let new = scan(&spool, &cuts, base, &pattern);
         let old = scan_old(&spool, &cuts, base, &pattern);
-        prop_assert_eq!(&new, &old);
+        prop_assert_eq!((&new.0, new.1), (&old.0, old.1));
+        // Once it has dropped text, a regex scanner keeps the byte before what it still holds,
+        // for `^`, `$` and `\b` to look at (none of these patterns has one): one byte more.
+        let context = usize::from(matches!(pattern, Pattern::Regex(_)));
+        prop_assert!(new.2 == old.2 || new.2 == old.2 + context, "held {} vs {}", new.2, old.2);
         if matches!(pattern, Pattern::Literal(_)) {
             prop_assert_eq!(new.0, first_match_in(&spool, base, &pattern));
         }
