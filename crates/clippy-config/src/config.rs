@@ -66,6 +66,34 @@ pub struct Config {
     pub desktop: DesktopConfig,
     /// `[hotkeys]`: the key bindings of `clippy-ctl hotkeys` (and `tmux-bindings`).
     pub hotkeys: HotkeysConfig,
+    /// `[mcp]`: the MCP server, `clippy-mcp`.
+    pub mcp: McpConfig,
+}
+
+/// `[mcp]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpConfig {
+    /// The most content bytes one tool result carries (a turn's text, spool data, `exec`
+    /// output, screen lines); past it the result says it was cut and how to read on. From
+    /// [`MIN_REPLY_BYTES`] to [`MAX_REPLY_BYTES_LIMIT`]. Default [`DEFAULT_MAX_REPLY_BYTES`].
+    pub max_reply_bytes: usize,
+}
+
+/// Default `mcp.max_reply_bytes`: 64 KiB, about 16,000 tokens, within what agents accept from
+/// one tool call.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
+/// The least `mcp.max_reply_bytes`.
+pub const MIN_REPLY_BYTES: usize = 1024;
+/// The most `mcp.max_reply_bytes`: 8 MiB.
+pub const MAX_REPLY_BYTES_LIMIT: usize = 8 * 1024 * 1024;
+
+impl Default for McpConfig {
+    fn default() -> McpConfig {
+        McpConfig {
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+        }
+    }
 }
 
 /// `[desktop]` settings.
@@ -319,7 +347,11 @@ impl Config {
             ctl_detach_key,
             desktop_resolver,
             hotkeys,
+            mcp_max_reply_bytes,
         } = partial;
+        if let Some(value) = mcp_max_reply_bytes {
+            self.mcp.max_reply_bytes = value;
+        }
         if let Some(value) = broker_ring_depth {
             self.broker.ring_depth = value;
         }

@@ -1,4 +1,5 @@
-//! Configuration for clippy's binaries (`clippy-session`, `clippy-broker`, `clippy-ctl`).
+//! Configuration for clippy's binaries (`clippy-session`, `clippy-broker`, `clippy-ctl`,
+//! `clippy-mcp`).
 //!
 //! Configuration is TOML, read from up to four layers, highest precedence first:
 //!
@@ -45,9 +46,10 @@ mod layers;
 mod schema;
 
 pub use config::{
-    BrokerConfig, Config, CtlConfig, DEFAULT_EVENT_HISTORY, DEFAULT_MAX_TURN_BYTES,
-    DEFAULT_PRESETS, DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS, DesktopConfig, HotkeysConfig,
-    MAX_TURN_BYTES_LIMIT, OutputFormat, SessionConfig,
+    BrokerConfig, Config, CtlConfig, DEFAULT_EVENT_HISTORY, DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_MAX_TURN_BYTES, DEFAULT_PRESETS, DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS,
+    DesktopConfig, HotkeysConfig, MAX_REPLY_BYTES_LIMIT, MAX_TURN_BYTES_LIMIT, MIN_REPLY_BYTES,
+    McpConfig, OutputFormat, SessionConfig,
 };
 pub use error::ConfigError;
 pub use layers::{LOCAL_FILE, Layer, LayerKind, Layers, SYSTEM_FILE, SearchPaths, user_file};

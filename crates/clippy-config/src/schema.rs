@@ -11,10 +11,10 @@ use std::path::Path;
 use toml::{Table, Value};
 
 use crate::ConfigError;
-use crate::config::{MAX_TURN_BYTES_LIMIT, OutputFormat};
+use crate::config::{MAX_REPLY_BYTES_LIMIT, MAX_TURN_BYTES_LIMIT, MIN_REPLY_BYTES, OutputFormat};
 use crate::expand::{ExpandError, expand};
 
-const TOP_KEYS: &[&str] = &["broker", "session", "ctl", "desktop", "hotkeys"];
+const TOP_KEYS: &[&str] = &["broker", "session", "ctl", "desktop", "hotkeys", "mcp"];
 const BROKER_KEYS: &[&str] = &[
     "ring_depth",
     "max_turn_bytes",
@@ -24,6 +24,7 @@ const BROKER_KEYS: &[&str] = &[
 const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets", "agent_hooks"];
 const CTL_KEYS: &[&str] = &["format", "detach_key"];
 const DESKTOP_KEYS: &[&str] = &["resolver"];
+const MCP_KEYS: &[&str] = &["max_reply_bytes"];
 const HOTKEY_KEYS: &[&str] = &["capture", "paste", "deliver_clipboard", "capture_and_copy"];
 /// The values of `desktop.resolver`.
 pub(crate) const RESOLVERS: &[&str] = &["detect", "x11", "tmux"];
@@ -44,6 +45,7 @@ pub(crate) struct Partial {
     pub(crate) desktop_resolver: Option<String>,
     /// `[hotkeys]` entries set by this layer: action name → binding (`""`: no binding).
     pub(crate) hotkeys: BTreeMap<String, String>,
+    pub(crate) mcp_max_reply_bytes: Option<usize>,
 }
 
 /// Checks the layer at `layer` (its parsed `table`).
@@ -154,6 +156,22 @@ pub(crate) fn read(
                     partial
                         .hotkeys
                         .insert(name.clone(), cx.string(&key, value)?);
+                }
+            }
+            "mcp" => {
+                for (name, value) in cx.table("mcp", value)? {
+                    let key = dotted("mcp", name);
+                    match name.as_str() {
+                        "max_reply_bytes" => {
+                            partial.mcp_max_reply_bytes = Some(cx.count(
+                                &key,
+                                value,
+                                MIN_REPLY_BYTES,
+                                MAX_REPLY_BYTES_LIMIT,
+                            )?);
+                        }
+                        _ => return Err(cx.unknown(key, MCP_KEYS)),
+                    }
                 }
             }
             _ => return Err(cx.unknown(dotted("", name), TOP_KEYS)),
@@ -294,6 +312,20 @@ mod tests {
             read_str("[broker]\n[session]\n[ctl]\n").expect("ok"),
             Partial::default()
         );
+    }
+
+    #[test]
+    fn the_mcp_reply_limit_is_read_within_its_range() {
+        let partial = read_str("[mcp]\nmax_reply_bytes = 4096\n").expect("ok");
+        assert_eq!(partial.mcp_max_reply_bytes, Some(4096));
+        for bad in [
+            "max_reply_bytes = 10",
+            "max_reply_bytes = 99999999",
+            "reply = 1",
+        ] {
+            let err = read_str(&format!("[mcp]\n{bad}\n")).expect_err(bad);
+            assert!(err.to_string().contains("mcp."), "{err}");
+        }
     }
 
     #[test]

@@ -49,9 +49,29 @@ pub fn broker_program() -> PathBuf {
 ///
 /// The program cannot be run: the system's error, naming where it was looked for.
 pub fn start_broker() -> Result<(), std::io::Error> {
+    spawn_broker(None)
+}
+
+/// As [`start_broker`], for the broker whose socket is `socket`
+/// (`RUNTIME_DIR/clippy/broker.sock`): it is started with `XDG_RUNTIME_DIR` set to that
+/// `RUNTIME_DIR`, so it binds there even when this process's environment lacks the variable
+/// (an MCP client that passes its servers a reduced environment, say).
+///
+/// # Errors
+///
+/// As [`start_broker`].
+pub fn start_broker_for(socket: &Path) -> Result<(), std::io::Error> {
+    spawn_broker(socket.parent().and_then(Path::parent))
+}
+
+fn spawn_broker(runtime_dir: Option<&Path>) -> Result<(), std::io::Error> {
     use std::os::unix::process::CommandExt;
     let program = broker_program();
-    let mut child = Command::new(&program)
+    let mut command = Command::new(&program);
+    if let Some(dir) = runtime_dir {
+        command.env("XDG_RUNTIME_DIR", dir);
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -87,7 +107,7 @@ fn nobody_listens(error: &ProtoError) -> bool {
 }
 
 /// Runs `attempt` — a connection to the broker at `socket` and whatever has to follow it (a
-/// `register`, say) — and when nobody listens at `socket`, starts a broker ([`start_broker`],
+/// `register`, say) — and when nobody listens at `socket`, starts a broker ([`start_broker_for`],
 /// once) and runs `attempt` again, pausing a little longer each time (10 ms doubling to
 /// 200 ms), until it succeeds or `deadline` passes. A broker that refuses (`attempt`'s
 /// [`ProtoError::Broker`], or any failure other than nobody listening or a closed connection)
@@ -109,7 +129,7 @@ pub fn with_broker<T>(
         Err(e) if nobody_listens(&e) => {}
         done => return done,
     }
-    start_broker().map_err(|e| ProtoError::NoBroker {
+    start_broker_for(socket).map_err(|e| ProtoError::NoBroker {
         socket: socket.to_owned(),
         started: false,
         detail: e.to_string(),
@@ -149,10 +169,31 @@ pub struct Client {
 impl Client {
     /// Connects to the socket at `path` and says `hello` as `role`.
     pub fn connect(path: &Path, role: Role) -> Result<Self, ProtoError> {
-        let stream = UnixStream::connect(path).map_err(|source| ProtoError::Io {
+        Self::hello(Self::open(path)?, role)
+    }
+
+    /// As [`Client::connect`], but a broker that accepts the connection and does not answer
+    /// `hello` within `timeout` is an error ([`ProtoError::Io`] of kind `WouldBlock` or
+    /// `TimedOut`) rather than a wait for ever. The read timeout stays set to `timeout`.
+    pub fn connect_within(path: &Path, role: Role, timeout: Duration) -> Result<Self, ProtoError> {
+        let stream = Self::open(path)?;
+        stream
+            .set_read_timeout(Some(timeout))
+            .map_err(|source| ProtoError::Io {
+                context: "cannot set the socket timeout".into(),
+                source,
+            })?;
+        Self::hello(stream, role)
+    }
+
+    fn open(path: &Path) -> Result<UnixStream, ProtoError> {
+        UnixStream::connect(path).map_err(|source| ProtoError::Io {
             context: format!("cannot connect to the broker at {}", path.display()),
             source,
-        })?;
+        })
+    }
+
+    fn hello(stream: UnixStream, role: Role) -> Result<Self, ProtoError> {
         let mut client = Self {
             stream,
             decoder: FrameDecoder::default(),

@@ -30,7 +30,9 @@ mod error;
 mod message;
 mod time;
 
-pub use client::{Client, broker_program, socket_path, start_broker, with_broker};
+pub use client::{
+    Client, broker_program, socket_path, start_broker, start_broker_for, with_broker,
+};
 pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
 pub use error::{ErrorReason, ProtoError};
 pub use message::{

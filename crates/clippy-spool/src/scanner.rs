@@ -114,6 +114,26 @@ const fn is_kept(byte: u8) -> bool {
     matches!(byte, b'\n' | b'\t' | 0x20..=0x7e | 0x80..=0xff)
 }
 
+/// `bytes` as a [`Scanner`] matches against them: escape sequences (CSI, OSC, DCS, …) and the
+/// control characters other than `\n` and `\t` removed (so `\r\n` becomes `\n`). `bytes` is
+/// taken to begin outside any sequence.
+///
+/// ```
+/// assert_eq!(clippy_spool::strip_escapes(b"\x1b[1mok\x1b[0m\r\n\x1b]0;title\x07$ "), b"ok\n$ ");
+/// ```
+pub fn strip_escapes(bytes: &[u8]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(bytes.len());
+    let mut state = Strip::Ground;
+    for &byte in bytes {
+        if state == Strip::Ground && is_kept(byte) {
+            text.push(byte);
+        } else {
+            state = state.after(byte);
+        }
+    }
+    text
+}
+
 // The fast paths test eight bytes at once, one per byte lane of a `u64` word, read
 // little-endian (the first byte is the lowest lane). Each test leaves the high bit of the lanes
 // it accepts set and every other bit clear; the first accepted byte is then the lowest set bit.

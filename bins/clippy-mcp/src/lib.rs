@@ -1,0 +1,62 @@
+//! `clippy-mcp`: an MCP server over stdio that gives a model every clippy session, turn, screen
+//! and spool operation as a tool (CONTRACTS/MCP.md), so one agent can drive the others.
+//!
+//! - [`tools`]: the catalogue (names, descriptions for a model, argument types whose JSON
+//!   schemas the client sees).
+//! - [`calls`]: a call run against the broker (blocking), its reply shaped into the tool's
+//!   JSON; over-long content is cut with the total and how to read on, never silently.
+//! - [`bridge`]: the broker connections (kept for the next call; a wait has its own).
+//! - [`server`]: the `rmcp` handler: tools, and the sessions as resources.
+//!
+//! tokio (which `rmcp` needs) lives in this binary only, on a current-thread runtime; the
+//! broker is reached through `clippy-proto`'s blocking client, as `clippy-ctl` reaches it.
+#![forbid(unsafe_code)]
+
+pub mod bridge;
+pub mod calls;
+pub mod error;
+pub mod server;
+pub mod tools;
+
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+
+pub use crate::error::McpError;
+
+/// How `clippy-mcp` was asked to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The broker's socket (`None`: `$XDG_RUNTIME_DIR/clippy/broker.sock`, where a broker is
+    /// started when none answers).
+    pub socket: Option<std::path::PathBuf>,
+    /// How long connecting to the broker, and a quick request's reply, may take.
+    pub timeout: Duration,
+    /// What the tools allow themselves.
+    pub limits: calls::Limits,
+}
+
+/// Serves MCP on stdin/stdout until the client closes it.
+///
+/// # Errors
+///
+/// No socket can be named, the runtime cannot start, or the MCP session fails to start.
+pub fn serve_stdio(options: Options) -> Result<(), McpError> {
+    let bridge = bridge::Bridge::new(options.socket.as_deref(), options.timeout)?;
+    let server = server::Server::new(bridge, options.limits);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(McpError::Runtime)?;
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpError::Initialize(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| McpError::Session(e.to_string()))
+    })
+}
