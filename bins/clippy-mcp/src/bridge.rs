@@ -126,8 +126,14 @@ impl Bridge {
         }
     }
 
-    /// A new connection of its own (for a subscriber that keeps it), past `hello`.
-    pub fn connect(&self) -> Result<Client, Failure> {
+    /// How long connecting, and a quick request's reply, may take.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// A new connection, past `hello`, starting a broker when none answers at the default
+    /// socket.
+    fn connect(&self) -> Result<Client, Failure> {
         let socket = self.socket.clone();
         let timeout = self.timeout;
         let attempt = || Client::connect_within(&socket, Role::Client, timeout);

@@ -7,6 +7,8 @@
 //!   JSON; over-long content is cut with the total and how to read on, never silently.
 //! - [`bridge`]: the broker connections (kept for the next call; a wait has its own).
 //! - [`server`]: the `rmcp` handler: tools, and the sessions as resources.
+//! - [`notifications`]: the broker's event stream followed, so resource readers hear of new
+//!   sessions and turns.
 //!
 //! tokio (which `rmcp` needs) lives in this binary only, on a current-thread runtime; the
 //! broker is reached through `clippy-proto`'s blocking client, as `clippy-ctl` reaches it.
@@ -15,6 +17,7 @@
 pub mod bridge;
 pub mod calls;
 pub mod error;
+pub mod notifications;
 pub mod server;
 pub mod tools;
 

@@ -2,21 +2,24 @@
 //! calls ([`crate::calls`], each on a blocking thread so a long wait holds up nothing), and the
 //! sessions as resources (`clippy://session/NAME/screen`, `clippy://session/NAME/turn/latest`).
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::bridge::Bridge;
 use crate::calls::{self, Limits, Outcome, UnknownTool};
+use crate::notifications::{self, Change};
 
 /// How a model is told what this server is for (`initialize`'s instructions).
 const INSTRUCTIONS: &str = "clippy wraps interactive terminal programs (coding agents such as \
@@ -43,6 +46,8 @@ struct Inner {
     bridge: Bridge,
     limits: Limits,
     tools: Vec<Tool>,
+    /// The resource URIs the client subscribed to (`resources/subscribe`).
+    subscribed: Mutex<HashSet<String>>,
 }
 
 impl Server {
@@ -53,6 +58,7 @@ impl Server {
                 bridge,
                 limits,
                 tools: crate::tools::catalogue(),
+                subscribed: Mutex::new(HashSet::new()),
             }),
         }
     }
@@ -83,10 +89,87 @@ impl ServerHandler for Server {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("clippy-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let (changes, mut heard) = tokio::sync::mpsc::unbounded_channel();
+        let socket = self.inner.bridge.socket().to_owned();
+        let timeout = self.inner.bridge.timeout();
+        // A plain thread, not the runtime's blocking pool: the runtime must not wait for it
+        // when the client goes away. It stops once the receiver below is gone.
+        let followed = std::thread::Builder::new()
+            .name("events".into())
+            .spawn(move || notifications::follow(socket, timeout, changes));
+        if followed.is_err() {
+            return; // No notifications; every tool and resource still works.
+        }
+        let inner = Arc::clone(&self.inner);
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while let Some(change) = heard.recv().await {
+                let sent = match change {
+                    Change::Sessions => peer.notify_resource_list_changed().await,
+                    Change::Turn(names) => {
+                        let uris: Vec<String> = names
+                            .iter()
+                            .map(|name| format!("{SCHEME}{name}/turn/latest"))
+                            .filter(|uri| {
+                                inner
+                                    .subscribed
+                                    .lock()
+                                    .is_ok_and(|subscribed| subscribed.contains(uri))
+                            })
+                            .collect();
+                        let mut sent = Ok(());
+                        for uri in uris {
+                            sent = peer
+                                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                                .await;
+                        }
+                        sent
+                    }
+                };
+                if sent.is_err() {
+                    break; // The client is gone.
+                }
+            }
+        });
+    }
+
+    #[allow(deprecated)] // the subscription of protocol versions before 2026-07-28
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if parse_uri(&request.uri).is_none() {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {:?} to subscribe to", request.uri),
+                None,
+            ));
+        }
+        if let Ok(mut subscribed) = self.inner.subscribed.lock() {
+            subscribed.insert(request.uri);
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.inner.subscribed.lock() {
+            subscribed.remove(&request.uri);
+        }
+        Ok(())
     }
 
     async fn list_tools(

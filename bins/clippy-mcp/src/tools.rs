@@ -199,36 +199,15 @@ pub struct CaptureArgs {
     pub turn_id: Option<String>,
 }
 
-/// Which view of the relay buffer to hand over.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum BufferFormat {
-    /// The text view (default).
-    #[default]
-    Text,
-    /// The raw bytes.
-    Raw,
-}
-
-impl BufferFormat {
-    /// The wire format.
-    pub fn wire(self) -> clippy_proto::Format {
-        match self {
-            Self::Text => clippy_proto::Format::Text,
-            Self::Raw => clippy_proto::Format::Raw,
-        }
-    }
-}
-
 /// `paste`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PasteArgs {
     /// The session to paste into (id, prefix or name).
     pub session: String,
-    /// `text` (default) or `raw`.
+    /// `text` (default), `raw`, or `message` (the agent's own final message, else the text).
     #[serde(default)]
-    pub format: BufferFormat,
+    pub format: TurnFormat,
 }
 
 /// `deliver`.
@@ -238,9 +217,9 @@ pub struct DeliverArgs {
     /// The file to write (created or replaced whole, atomically). A relative path is taken
     /// from clippy-mcp's working directory.
     pub path: String,
-    /// `text` (default) or `raw`.
+    /// `text` (default), `raw`, or `message` (the agent's own final message, else the text).
     #[serde(default)]
-    pub format: BufferFormat,
+    pub format: TurnFormat,
 }
 
 /// Handoff or report.
