@@ -614,6 +614,13 @@ impl Core {
         // says when its turn ends whether or not its prompt was recognised: the line runs now.)
         let before_ready = self.phase == Phase::Starting && self.hooks == AgentHooks::Off;
         if self.osc133 || (before_ready && self.turn.is_none()) {
+            // Typed at the shell's prompt: lines submitted while the last command ran that the
+            // shell has not run since were read by that command (the answer to its question);
+            // a shell runs a typed-ahead line as soon as its prompt is drawn. This line is the
+            // next turn's.
+            if self.osc133 && self.turn.is_none() && self.phase == Phase::Idle {
+                self.pending.clear();
+            }
             if self.pending.len() == MAX_PENDING_INPUTS {
                 self.pending.pop_front();
             }

@@ -211,6 +211,24 @@ fn osc_133_marks_are_authoritative_and_carry_exit_code_and_cwd() {
 }
 
 #[test]
+fn with_osc_133_an_answer_read_by_a_command_is_not_the_next_turns_input() {
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(b"\x1b]133;A\x07$ \x1b]133;B\x07");
+    // A program that asks a question; the line typed while it runs is its answer.
+    s.input(b"./guess\r")
+        .out(b"./guess\r\n\x1b]133;C\x07Guess: ")
+        .input(b"7\r")
+        .out(b"7\r\nCorrect!\r\n\x1b]133;D;0\x07\x1b]133;A\x07$ \x1b]133;B\x07");
+    // The next line typed at the prompt is the next turn's input, not the answer.
+    s.input(b"./guess\r")
+        .out(b"./guess\r\n\x1b]133;C\x07Guess: ")
+        .input(b"11\r")
+        .out(b"11\r\nOut of range\r\n\x1b]133;D;2\x07\x1b]133;A\x07$ \x1b]133;B\x07");
+    let inputs: Vec<&str> = s.turns().iter().map(|t| t.input.as_str()).collect();
+    assert_eq!(inputs, ["./guess", "./guess"]);
+}
+
+#[test]
 fn an_idle_osc_arms_and_the_prompt_line_completes() {
     let preset = Preset::named("claude").unwrap();
     let mut s = Session::new(preset);
