@@ -162,6 +162,7 @@ impl Env {
         CommandSpec::new(program)
             .args(args.iter().map(AsRef::as_ref))
             .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("XDG_STATE_HOME", self.runtime.join("state"))
             .env("XDG_CONFIG_HOME", &self.config)
             .cwd(&self.runtime)
     }
@@ -177,6 +178,7 @@ impl Env {
             .args(["--json", "spawn", "--name", name, "--"])
             .args(argv.iter().map(AsRef::as_ref))
             .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("XDG_STATE_HOME", self.runtime.join("state"))
             .env("XDG_CONFIG_HOME", &self.config)
             .current_dir(&self.runtime)
             .stdin(Stdio::null())

@@ -136,6 +136,7 @@ impl Env {
         // The scratch dir as the working directory: no `./clippy.toml` of the caller is read.
         spec.args(args)
             .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("XDG_STATE_HOME", self.runtime.join("state"))
             .cwd(&self.runtime)
     }
 }

@@ -52,7 +52,9 @@ impl Subject {
     fn spec<S: AsRef<OsStr>>(&self, argv: &[S], runtime: &Path) -> clippy_pty::CommandSpec {
         let mut full: Vec<OsString> = self.prefix.clone();
         full.extend(argv.iter().map(|a| a.as_ref().to_owned()));
-        command(&full).env("XDG_RUNTIME_DIR", runtime)
+        command(&full)
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env("XDG_STATE_HOME", Path::new(runtime).join("state"))
     }
 }
 

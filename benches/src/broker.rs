@@ -370,6 +370,7 @@ impl BrokerProcess {
             .arg("--foreground")
             .args(args)
             .env("XDG_RUNTIME_DIR", runtime)
+            .env("XDG_STATE_HOME", Path::new(runtime).join("state"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(fs::File::create(&stderr)?)
@@ -481,6 +482,8 @@ impl FakeWrapper {
             preset: "generic".to_owned(),
             bracketed_paste: true,
             spool: None,
+            cwd: None,
+            no_history: false,
         };
         match client.request(|id| Message::Register {
             id,

@@ -11,6 +11,8 @@
 //! - [`server`]: the mio event loop that carries those actions out: accept (with the SO_PEERCRED
 //!   check), framing, bounded output queues, the file-sink worker, signals.
 //! - [`startup`]: the runtime folder, the lock, "already running" and stale sockets, binding.
+//! - [`history`]: the history store's thread (`clippy-history`), fed by the state machine's
+//!   history jobs.
 //! - [`log`]: timestamped log lines to stderr or `broker.log`.
 //!
 //! The broker never detaches itself (that would need `fork`, which is `unsafe` in a program
@@ -21,6 +23,7 @@
 
 mod clipboard;
 pub mod error;
+pub mod history;
 pub mod log;
 pub mod server;
 pub mod startup;
@@ -37,8 +40,17 @@ use state::State;
 /// Largest `--max-turn-bytes`: a turn's content plus its metadata must fit one 16 MiB frame.
 pub const MAX_TURN_BYTES_LIMIT: usize = 15 * 1024 * 1024;
 
+/// Where and how the broker keeps its history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// The store's folder (`$XDG_STATE_HOME/clippy`).
+    pub dir: std::path::PathBuf,
+    /// Age and size limits.
+    pub limits: history::Limits,
+}
+
 /// How the broker runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// Log to stderr (otherwise to `$XDG_RUNTIME_DIR/clippy/broker.log`).
     pub foreground: bool,
@@ -52,6 +64,11 @@ pub struct Options {
     pub submit_delay_ms: u64,
     /// Events kept for late subscribers.
     pub event_history: usize,
+    /// The history store (`None`: no history, or no folder to keep it in — `history_unavailable`
+    /// says why).
+    pub history: Option<HistoryOptions>,
+    /// Why there is no history store although the configuration asks for one.
+    pub history_unavailable: Option<String>,
 }
 
 /// Starts the broker and serves until SIGTERM or SIGINT.
@@ -124,6 +141,35 @@ fn serve(paths: &startup::Paths, options: &Options, logger: Logger) -> Result<()
         })?;
     let mut state = State::new(options.registry).map_err(|e| BrokerError::Config(e.to_string()))?;
     state.set_routing_options(options.submit_delay_ms, options.event_history);
+    if let Some(why) = &options.history_unavailable {
+        logger.log(Level::Warn, &format!("history: not kept: {why}"));
+        state.history_unavailable(why.clone());
+    }
+    let store = match &options.history {
+        Some(history) => match history::open(history.dir.clone()) {
+            Ok(opened) => {
+                logger.log(
+                    Level::Info,
+                    &format!(
+                        "history: {} (events go on after {})",
+                        history.dir.display(),
+                        opened.last_event_id
+                    ),
+                );
+                state.enable_history(opened.last_event_id);
+                Some((opened, history.limits))
+            }
+            Err(e) => {
+                logger.log(
+                    Level::Warn,
+                    &format!("history: not kept: {e}; live operation goes on"),
+                );
+                state.history_unavailable(e.to_string());
+                None
+            }
+        },
+        None => None,
+    };
     let (listener, socket_id) = startup::bind(&paths.socket)?;
     logger.log(
         Level::Info,
@@ -144,6 +190,7 @@ fn serve(paths: &startup::Paths, options: &Options, logger: Logger) -> Result<()
         state,
         logger,
         options.server,
+        store,
     )
     .inspect_err(|_| {
         startup::remove_socket(&paths.socket, socket_id);

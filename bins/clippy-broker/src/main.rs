@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clippy_broker::log::Level;
 use clippy_broker::server::ServerConfig;
-use clippy_broker::{MAX_TURN_BYTES_LIMIT, Options};
+use clippy_broker::{HistoryOptions, MAX_TURN_BYTES_LIMIT, Options, history};
 use clippy_registry::RegistryConfig;
 
 /// The per-user clippy broker: sessions, turns, the relay buffer and sinks behind
@@ -51,6 +51,23 @@ fn main() -> ExitCode {
             return ExitCode::from(4);
         }
     };
+    let (history, history_unavailable) = if settings.history.enabled {
+        match clippy_history::Store::default_dir() {
+            Ok(dir) => (
+                Some(HistoryOptions {
+                    dir,
+                    limits: history::Limits {
+                        max_age_days: settings.history.max_age_days,
+                        max_bytes: settings.history.max_bytes,
+                    },
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
     let options = Options {
         foreground: cli.foreground,
         registry: RegistryConfig {
@@ -61,6 +78,8 @@ fn main() -> ExitCode {
         server: ServerConfig::default(),
         submit_delay_ms: settings.broker.submit_delay_ms,
         event_history: settings.broker.event_history,
+        history,
+        history_unavailable,
     };
     match clippy_broker::run(&options) {
         Ok(()) => ExitCode::SUCCESS,

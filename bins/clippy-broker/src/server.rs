@@ -11,7 +11,8 @@
 //! the next round without waiting for a new readiness event.
 //!
 //! File deliveries run on a worker thread (the file sink syncs to disk, which may take long on a
-//! slow file system) and come back through a [`Waker`]. Signals arrive through a self-pipe.
+//! slow file system) and come back through a [`Waker`]; so do the history store's jobs, on a
+//! thread of their own (`crate::history`). Signals arrive through a self-pipe.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, IoSlice, Read, Write};
@@ -31,9 +32,10 @@ use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use std::os::fd::AsRawFd;
 
 use crate::error::BrokerError;
+use crate::history::{self, HistoryOutput};
 use crate::log::{Level, Logger};
 use crate::startup::remove_socket;
-use crate::state::{Action, ConnId, Delivery, State};
+use crate::state::{Action, ConnId, Delivery, HistoryJob, HistoryRecord, State};
 
 const LISTENER: Token = Token(0);
 const SIGNALS: Token = Token(1);
@@ -130,6 +132,9 @@ pub struct Server {
     signals: SignalPipe,
     jobs: Option<mpsc::Sender<FileJob>>,
     done: mpsc::Receiver<FileDone>,
+    /// The history store's thread, when the broker keeps history.
+    history: Option<mpsc::Sender<HistoryJob>>,
+    history_done: mpsc::Receiver<HistoryOutput>,
     /// The clipboard owner's thread, started on the first clipboard delivery.
     clipboard: crate::clipboard::ClipboardOwner,
     conns: HashMap<ConnId, Conn>,
@@ -155,6 +160,7 @@ impl Server {
     /// # Errors
     ///
     /// [`BrokerError::Io`] when the poll, the waker or the worker thread cannot be set up.
+    #[allow(clippy::too_many_arguments)] // each is one part of the loop, named at the call
     pub fn new(
         listener: StdUnixListener,
         socket_path: PathBuf,
@@ -163,6 +169,7 @@ impl Server {
         state: State,
         log: Logger,
         config: ServerConfig,
+        store: Option<(history::Opened, history::Limits)>,
     ) -> Result<Server, BrokerError> {
         let poll = Poll::new().map_err(BrokerError::io("cannot create the event loop"))?;
         listener
@@ -185,6 +192,19 @@ impl Server {
         let (jobs, job_rx) = mpsc::channel::<FileJob>();
         let (done_tx, done) = mpsc::channel::<FileDone>();
         let clipboard = crate::clipboard::ClipboardOwner::new(done_tx.clone(), Arc::clone(&waker));
+        let (history_tx, history_done) = mpsc::channel::<HistoryOutput>();
+        let history = match store {
+            Some((opened, limits)) => {
+                let (jobs, job_rx) = mpsc::channel::<HistoryJob>();
+                let waker = Arc::clone(&waker);
+                std::thread::Builder::new()
+                    .name("clippy-broker-history".into())
+                    .spawn(move || history::run(opened, limits, &job_rx, &history_tx, &waker))
+                    .map_err(BrokerError::io("cannot start the history thread"))?;
+                Some(jobs)
+            }
+            None => None,
+        };
         std::thread::Builder::new()
             .name("clippy-broker-file-sink".into())
             .spawn(move || file_worker(&job_rx, &done_tx, &waker))
@@ -197,6 +217,8 @@ impl Server {
             signals,
             jobs: Some(jobs),
             done,
+            history,
+            history_done,
             clipboard,
             conns: HashMap::new(),
             next_conn: FIRST_CONN,
@@ -237,7 +259,10 @@ impl Server {
                             return Ok(());
                         }
                     }
-                    WAKER => self.collect_file_results(),
+                    WAKER => {
+                        self.collect_file_results();
+                        self.collect_history_output();
+                    }
                     Token(token) => {
                         let id = ConnId(token as u64);
                         if event.is_writable() || event.is_write_closed() {
@@ -479,6 +504,7 @@ impl Server {
                 }
                 Action::Close(id) => self.close(id, CloseMode::Drain, &mut queue),
                 Action::Log(level, line) => self.log.log(level, &line),
+                Action::History(job) => self.history_job(job, &mut queue),
                 Action::Replay(id) => {
                     self.replaying.insert(id);
                     self.feed_replay(id, &mut queue);
@@ -802,6 +828,56 @@ impl Server {
             );
             self.drop_conn(id);
         }
+    }
+
+    /// Hands `job` to the history thread; if that thread is gone, answers what waits on it
+    /// (turns are acknowledged, queries refused) so nothing hangs.
+    fn history_job(&mut self, job: HistoryJob, queue: &mut VecDeque<Action>) {
+        let job = match &self.history {
+            Some(jobs) => match jobs.send(job) {
+                Ok(()) => return,
+                Err(mpsc::SendError(job)) => {
+                    self.log.log(
+                        Level::Error,
+                        "the history thread is gone: history is not stored any more",
+                    );
+                    self.history = None;
+                    job
+                }
+            },
+            None => job,
+        };
+        match job {
+            HistoryJob::Record(HistoryRecord::Turn {
+                ack: Some((conn, reply)),
+                ..
+            }) => {
+                self.send(conn, &reply, queue);
+            }
+            HistoryJob::Record(_) => {}
+            HistoryJob::Query { conn, id, .. } => {
+                let refusal = Message::error(
+                    id,
+                    ErrorReason::HistoryFailed,
+                    "the broker's history store is not running (its log says why)",
+                );
+                self.send(conn, &refusal, queue);
+            }
+        }
+    }
+
+    /// Replies and log lines from the history thread.
+    fn collect_history_output(&mut self) {
+        let mut queue = VecDeque::new();
+        while let Ok(output) = self.history_done.try_recv() {
+            match output {
+                HistoryOutput::Reply(conn, message) => {
+                    self.send(conn, &message, &mut queue);
+                }
+                HistoryOutput::Log(level, line) => self.log.log(level, &line),
+            }
+        }
+        self.apply(queue.into());
     }
 
     fn collect_file_results(&mut self) {

@@ -12,7 +12,7 @@
 //! when the target wrapper's output queue is over its bound. The I/O layer reports the outcome
 //! with [`State::delivery_finished`], which produces the reply.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -29,12 +29,14 @@ use crate::log::Level;
 use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 
 mod events;
+mod history;
 mod hooks;
 mod lifecycle;
 mod routing;
 mod screen;
 mod spool_ops;
 
+pub use history::{HistoryJob, Query as HistoryQuery, Record as HistoryRecord};
 pub use routing::DEFAULT_MAX_HOPS;
 
 pub use spool_ops::{
@@ -87,6 +89,9 @@ pub enum Action {
     Replay(ConnId),
     /// Write a log line.
     Log(Level, String),
+    /// Give this to the history store's thread (in order: a query sees every record asked for
+    /// before it).
+    History(HistoryJob),
 }
 
 /// A delivery of the relay buffer to a sink.
@@ -204,6 +209,12 @@ pub struct State {
     clock: u64,
     /// Pastes and deliveries in progress: (connection, request id) → (sink, target session).
     relay_deliveries: HashMap<(ConnId, u32), (String, Option<String>)>,
+    /// Whether sessions, turns and events are recorded in the history store.
+    history_on: bool,
+    /// Why the history store asked for could not be opened.
+    history_problem: Option<String>,
+    /// Sessions whose turns must never reach the disk (`--no-history`).
+    unrecorded: HashSet<String>,
 }
 
 impl State {
@@ -244,6 +255,9 @@ impl State {
             events: events::EventLog::new(DEFAULT_EVENT_HISTORY),
             clock: 0,
             relay_deliveries: HashMap::new(),
+            history_on: false,
+            history_problem: None,
+            unrecorded: HashSet::new(),
         })
     }
 
@@ -673,12 +687,19 @@ impl State {
                 turn_id,
                 format,
             } => {
-                let record = if turn_id.parse::<TurnId>().is_ok() {
-                    let turn_id = self.resolve_turn_id(&turn_id)?;
-                    self.get_turn_record(&turn_id)?
+                let found = if turn_id.parse::<TurnId>().is_ok() {
+                    self.resolve_turn_id(&turn_id)
+                        .and_then(|resolved| self.get_turn_record(&resolved))
                 } else {
-                    let session = self.resolve(&turn_id)?;
-                    self.latest(&session)?
+                    self.resolve(&turn_id)
+                        .and_then(|session| self.latest(&session))
+                };
+                let record = match found {
+                    Ok(record) => record,
+                    // Not in memory: a turn of an ended session, or evicted from its ring.
+                    Err(refusal) => {
+                        return self.stored_turn(conn, id, turn_id, format, refusal, out);
+                    }
                 };
                 // Exact: a reader who asks for the agent's own message and gets the screen's
                 // text instead could not tell them apart. Relaying falls back instead.
@@ -738,14 +759,23 @@ impl State {
             Message::Deny { id, approval } => {
                 self.resolve_approval(id, &approval, false, None, out)
             }
-            Message::ListEvents { id, since, types } => Ok(Outcome::Reply(Message::Events {
-                id,
-                events: self.list_events(since, &types),
-            })),
+            Message::ListEvents { id, since, types } => {
+                if let Some(parked) = self.stored_events(conn, id, since, &types, out) {
+                    return Ok(parked);
+                }
+                Ok(Outcome::Reply(Message::Events {
+                    id,
+                    events: self.list_events(since, &types),
+                }))
+            }
             Message::Subscribe { id, since, types } => {
                 self.subscribe(conn, id, since, types, out);
                 Ok(Outcome::Parked)
             }
+            request @ (Message::History { .. }
+            | Message::Search { .. }
+            | Message::ForgetHistory { .. }
+            | Message::HistoryStatus { .. }) => self.history_request(conn, request, out),
             reply @ (Message::HelloAck { .. }
             | Message::Done { .. }
             | Message::TurnRecorded { .. }
@@ -764,6 +794,10 @@ impl State {
             | Message::InboxItems { .. }
             | Message::Events { .. }
             | Message::Subscribed { .. }
+            | Message::HistoryTurns { .. }
+            | Message::SearchHits { .. }
+            | Message::Forgotten { .. }
+            | Message::HistoryState { .. }
             | Message::Event { .. }
             | Message::Error { .. }
             | Message::Inject { .. }
@@ -815,6 +849,19 @@ impl State {
                 message: Some(format!("pid {}, {}", info.pid, info.command.join(" "))),
                 ..EventRecord::default()
             };
+            if info.no_history {
+                self.unrecorded.insert(session.clone());
+            }
+            self.record(
+                history::Record::Session {
+                    session: session.clone(),
+                    name: info.name.clone(),
+                    command: info.command.clone(),
+                    cwd: info.cwd.clone(),
+                    started_at: self.clock,
+                },
+                out,
+            );
             self.sessions.insert(
                 session.clone(),
                 SessionEntry {
@@ -918,9 +965,22 @@ impl State {
             .registry
             .insert(record)
             .map_err(|e| refuse(ErrorReason::SessionNotFound, e.to_string()))?;
+        let reply = Message::TurnRecorded {
+            id,
+            turn_id: outcome.turn_id().to_string(),
+        };
         if outcome.is_stored()
             && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
         {
+            // Acknowledged to the wrapper once it is in the store: a turn the broker loses
+            // before that (a crash) is one the wrapper still holds and sends again.
+            self.record(
+                history::Record::Turn {
+                    record: stored.clone(),
+                    ack: Some((conn, reply)),
+                },
+                out,
+            );
             let name = self.sessions.get(session).and_then(|e| e.info.name.clone());
             self.emit(
                 EventRecord {
@@ -937,11 +997,9 @@ impl State {
             // An `exec` or a handoff into this session may have been waiting for this turn.
             self.wake(session, out);
             self.pump_inbox(session, out);
+            return Ok(Outcome::Parked);
         }
-        Ok(Outcome::Reply(Message::TurnRecorded {
-            id,
-            turn_id: outcome.into_turn_id().to_string(),
-        }))
+        Ok(Outcome::Reply(reply))
     }
 
     fn capture(&mut self, id: u32, record: &TurnRecord, out: &mut Vec<Action>) -> Message {
@@ -1225,6 +1283,16 @@ impl State {
             },
             out,
         );
+        self.record(
+            history::Record::SessionEnded {
+                session: session.to_owned(),
+                ended_at: self.clock,
+                exit_code: exit.exit_code,
+                signal: exit.signal,
+            },
+            out,
+        );
+        self.unrecorded.remove(session);
         let last_turn_id = self
             .registry
             .latest(session)
@@ -1366,6 +1434,8 @@ mod tests {
             preset: "claude".into(),
             bracketed_paste: bracketed,
             spool: Some(format!("/spools/{session}")),
+            cwd: None,
+            no_history: false,
         }
     }
 

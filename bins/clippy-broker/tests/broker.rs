@@ -299,12 +299,9 @@ fn the_ring_evicts_beyond_its_depth_and_turns_are_cut_at_the_size_limit() {
         report(&mut w, "aaa", seq, format!("turn {seq}").as_bytes(), "t");
     }
     let mut client = broker.client();
-    let (reason, message) = refused(&mut client, |id| Message::GetTurn {
-        id,
-        turn_id: "aaa:1".into(),
-        format: Format::Raw,
-    });
-    assert_eq!(reason, ErrorReason::TurnNotFound, "{message}");
+    // Gone from the ring, read from the history store, byte for byte.
+    assert_eq!(get_turn(&mut client, "aaa:1", Format::Raw).1, b"turn 1");
+    // The relay buffer takes turns the rings hold.
     let (reason, _) = refused(&mut client, |id| Message::CaptureById {
         id,
         turn_id: "aaa:1".into(),
@@ -747,12 +744,8 @@ fn a_dropped_wrapper_loses_its_session_but_the_relay_buffer_stays() {
     wait_sessions(&mut client, |list| {
         list.len() == 1 && list[0].session == "bbb"
     });
-    let (reason, _) = refused(&mut client, |id| Message::GetTurn {
-        id,
-        turn_id: "aaa:1".into(),
-        format: Format::Raw,
-    });
-    assert_eq!(reason, ErrorReason::TurnNotFound);
+    // The session's turns are gone from memory; the history store still has them.
+    assert_eq!(get_turn(&mut client, "aaa:1", Format::Raw).1, b"keep me\n");
     paste(&mut client, "bbb", Format::Raw).expect("paste");
     assert_eq!(next_inject(&mut bbb).1, b"keep me\n");
     // The wrapper comes back (a reconnect): accepted, its re-sent turn gets the same id.
@@ -769,6 +762,7 @@ fn a_second_broker_says_already_running() {
     let output = Command::new(BROKER)
         .arg("--foreground")
         .env("XDG_RUNTIME_DIR", broker.runtime.path())
+        .env("XDG_STATE_HOME", broker.runtime.path().join("state"))
         .output()
         .expect("run a second broker");
     assert_eq!(output.status.code(), Some(1));
@@ -913,7 +907,9 @@ fn without_a_usable_runtime_dir_or_with_bad_arguments_it_exits_4() {
             .args(args)
             .env_remove("XDG_RUNTIME_DIR");
         if let Some(value) = env {
-            command.env("XDG_RUNTIME_DIR", value);
+            command
+                .env("XDG_RUNTIME_DIR", value)
+                .env("XDG_STATE_HOME", Path::new(value).join("state"));
         }
         let output = command.output().expect("run");
         (
@@ -950,6 +946,7 @@ fn without_foreground_it_logs_to_a_0600_file() {
     let mut child = KillOnDrop(
         Command::new(BROKER)
             .env("XDG_RUNTIME_DIR", runtime.path())
+            .env("XDG_STATE_HOME", runtime.path().join("state"))
             .stderr(fs::File::create(&stderr).expect("file"))
             .spawn()
             .expect("start"),
@@ -1070,7 +1067,12 @@ fn a_client_may_half_close_and_still_get_its_replies() {
 fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
     let config_dir = TempDir::new();
     let config = config_dir.path().join("config.toml");
-    fs::write(&config, "[broker]\nring_depth = 1\n").expect("write config");
+    // Without history, what the ring evicted is gone.
+    fs::write(
+        &config,
+        "[broker]\nring_depth = 1\n[history]\nenabled = false\n",
+    )
+    .expect("write config");
     let broker = Broker::start(&["--config", config.to_str().expect("utf-8")]);
     let mut w = broker.wrapper("aaa", None, false);
     report(&mut w, "aaa", 1, b"one", "t");
@@ -1084,7 +1086,7 @@ fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
     assert_eq!(
         reason,
         ErrorReason::TurnNotFound,
-        "a ring of depth 1 keeps only turn 2"
+        "a ring of depth 1 keeps only turn 2, and no history is kept"
     );
     assert_eq!(get_turn(&mut client, "aaa:2", Format::Raw).1, b"two");
 
@@ -1093,6 +1095,7 @@ fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
     let output = Command::new(BROKER)
         .args(["--foreground", "--config", config.to_str().expect("utf-8")])
         .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("XDG_STATE_HOME", runtime.path().join("state"))
         .output()
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -210,6 +210,21 @@ pub enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
     },
+    /// Stored turns of live and ended sessions, newest first, from the broker's history store
+    /// (which outlives sessions and broker restarts); with --forget, delete stored turns.
+    ///
+    /// `get-turn TURN_ID` reads any turn listed here. With --forget SESSION: that session's
+    /// stored turns are deleted; with --forget --all: every stored turn and event. Either prints
+    /// how many turns went.
+    #[command(
+        override_usage = "clippy-ctl history [SESSION] [--since TIME] [--until TIME] [--limit N]\n       \
+                          clippy-ctl history --forget SESSION\n       \
+                          clippy-ctl history --forget --all"
+    )]
+    History(HistoryArgs),
+    /// Find stored turns (of live and ended sessions) whose text has the words, best match
+    /// first, each with a piece of its text where the words found are between [ and ].
+    Search(SearchArgs),
     /// Global hotkeys (X11): capture from the focused session, paste into it.
     ///
     /// Grabs the bindings (default super+shift+c capture, super+shift+v paste; [hotkeys] in
@@ -440,6 +455,9 @@ pub struct SpawnArgs {
     /// Do not wire the agent's own hooks for this run.
     #[arg(long)]
     pub no_agent_hooks: bool,
+    /// Keep the session's turns out of the broker's history store (memory only).
+    #[arg(long)]
+    pub no_history: bool,
     /// The command to run, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
@@ -452,6 +470,58 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
         }
         _ => Err(format!("expected KEY=VALUE, found {text:?}")),
     }
+}
+
+/// `--since` and `--until` of `history` and `search`.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct TimeRange {
+    /// Only turns completed at or after TIME: a time ago (90s, 15m, 2h, 3d, 1w, 1h30m), an
+    /// ISO-8601 date or date-time, UTC unless it gives an offset (2026-11-26,
+    /// 2026-11-26T10:00, 2026-11-26T10:00:00+01:00), or Unix milliseconds.
+    #[arg(long, value_name = "TIME", value_parser = crate::when::parse_arg)]
+    pub since: Option<u64>,
+    /// Only turns completed before TIME (the forms of --since).
+    #[arg(long, value_name = "TIME", value_parser = crate::when::parse_arg)]
+    pub until: Option<u64>,
+}
+
+/// `history …`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("forget_target").args(["session", "all"])))]
+pub struct HistoryArgs {
+    /// Only this session's turns (id, unique id prefix, or name; an ended session's too); with
+    /// --forget, the session whose turns to delete.
+    #[arg(value_name = "SESSION")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub range: TimeRange,
+    /// Show at most N turns [default: 50].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
+    /// Delete SESSION's stored turns (or with --all every stored turn and event) from the
+    /// history store, at once and for good; prints how many turns were deleted.
+    #[arg(long, requires = "forget_target", conflicts_with_all = ["since", "until", "limit"])]
+    pub forget: bool,
+    /// With --forget: delete every stored turn and event, of every session.
+    #[arg(long, requires = "forget")]
+    pub all: bool,
+}
+
+/// `search …`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The words to find; all must occur (several arguments are joined with spaces). They are
+    /// taken as words: quotes, *, - or NEAR are never an error.
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Only this session's turns (id, unique id prefix, or name; an ended session's too).
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub range: TimeRange,
+    /// Show at most N turns [default: 20].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
 }
 
 /// `route …`.

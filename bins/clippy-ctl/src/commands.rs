@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::CommandFactory;
 use clippy_proto::{
-    EventRecord, Format, InboxItem, Message, PROTOCOL_VERSION, RouteInfo, ScreenData, SessionState,
-    SessionSummary, TurnMeta,
+    EventRecord, Format, HistoryEntry, HistoryInfo, InboxItem, Message, PROTOCOL_VERSION,
+    RouteInfo, ScreenData, SearchHit, SessionState, SessionSummary, TurnMeta,
 };
 
 use crate::broker::{Broker, resolve_socket, unexpected};
@@ -131,6 +131,27 @@ pub enum Report {
     },
     /// `events` (without `--follow`).
     Events(Vec<EventRecord>),
+    /// `history`.
+    History {
+        /// The session asked for, as given.
+        session: Option<String>,
+        /// Newest first.
+        turns: Vec<HistoryEntry>,
+    },
+    /// `search`.
+    SearchHits {
+        /// The words, as sent.
+        query: String,
+        /// Best match first.
+        hits: Vec<SearchHit>,
+    },
+    /// `history --forget`.
+    Forgotten {
+        /// The session whose turns went, as given; `None` for `--all`.
+        session: Option<String>,
+        /// How many turns went.
+        turns: u64,
+    },
     /// `end-session`.
     Ended {
         /// The session as given.
@@ -171,6 +192,8 @@ pub struct BrokerState {
     pub connected: usize,
     /// Turns held over all sessions' rings.
     pub turns: u64,
+    /// The history store, or why the broker did not say.
+    pub history: Result<HistoryInfo, crate::history::NotReported>,
 }
 
 /// Runs the command of `cli`.
@@ -341,6 +364,8 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         }
         Command::Deny { approval } => crate::routing::resolve(&connect, approval, false, None),
         Command::Events { since, types, .. } => crate::routing::events(&connect, *since, types),
+        Command::History(args) => crate::history::history(args, &connect),
+        Command::Search(args) => crate::history::search(args, &connect),
         Command::Hotkeys(args) => hotkeys::run(cli, args, &config),
         Command::TmuxBindings(args) => hotkeys::tmux_bindings_report(args, &config),
         Command::Completions { shell } => Ok(completions(*shell)),
@@ -479,6 +504,7 @@ fn status(explicit: Option<&Path>, timeout: Duration) -> Result<Report, CtlError
                 sessions: sessions.len(),
                 connected: sessions.iter().filter(|s| s.connected).count(),
                 turns: sessions.iter().map(|s| u64::from(s.turns)).sum(),
+                history: crate::history::status(&mut broker),
             }),
             other => Err(unexpected("list_sessions", &other)),
         }

@@ -149,6 +149,9 @@ mod tests {
             (broker(ErrorReason::MissingField), Exit::Protocol),
             (broker(ErrorReason::InvalidArgument), Exit::Usage),
             (broker(ErrorReason::NotAllowed), Exit::Protocol),
+            // The broker keeps no history, or its store could not answer: refused.
+            (broker(ErrorReason::HistoryOff), Exit::Failed),
+            (broker(ErrorReason::HistoryFailed), Exit::Failed),
         ];
         for (err, want) in cases {
             assert_eq!(exit_code(&err), want, "{err:?}");
@@ -174,6 +177,11 @@ mod tests {
         assert_eq!(
             reason(&broker(ErrorReason::SessionNotFound)),
             "session_not_found"
+        );
+        assert_eq!(reason(&broker(ErrorReason::HistoryOff)), "history_off");
+        assert_eq!(
+            reason(&broker(ErrorReason::HistoryFailed)),
+            "history_failed"
         );
         assert_eq!(reason(&CtlError::NoRuntimeDir), "broker_unreachable");
         assert_eq!(reason(&CtlError::Usage("x".into())), "invalid_arguments");

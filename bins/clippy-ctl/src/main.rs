@@ -13,11 +13,13 @@ mod config;
 mod error;
 mod exit;
 mod focus;
+mod history;
 mod hotkeys;
 mod output;
 mod routing;
 mod spawn;
 mod spool;
+mod when;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -11,14 +11,15 @@ use std::path::Path;
 
 use base64::Engine as _;
 use clippy_proto::{
-    EventRecord, Format, HookStats, InboxItem, Mode, RouteInfo, RouteKind, SessionExit,
-    SessionState, SessionSummary, TurnMeta, WaitingState,
+    EventRecord, Format, HistoryEntry, HistoryInfo, HookStats, InboxItem, Mode, RouteInfo,
+    RouteKind, SearchHit, SessionExit, SessionState, SessionSummary, TurnMeta, WaitingState,
 };
 use serde_json::{Value, json};
 
 use crate::commands::{BrokerState, Report, Status};
 use crate::error::{CtlError, START_HINT};
 use crate::exit::reason;
+use crate::history::NotReported;
 use clippy_proto::iso8601_utc;
 
 /// The program name that prefixes messages on stderr.
@@ -28,6 +29,8 @@ const INPUT_WIDTH: usize = 60;
 /// Longest tool input (JSON) shown on `status SESSION`'s `waiting` line and in an event line,
 /// in characters.
 const TOOL_INPUT_WIDTH: usize = 80;
+/// Longest command line shown in a `history` table, in characters.
+const COMMAND_WIDTH: usize = 40;
 
 /// Writes `report` as JSON (one line on `out`) or for people (`out`, and `err` for `get-turn`'s
 /// metadata).
@@ -125,6 +128,9 @@ pub fn render(
             if let Some(ms) = found.timestamp {
                 line.push_str(&format!(", at {}", iso8601_utc(ms)));
             }
+            if let Some(turn_id) = &found.turn_id {
+                line.push_str(&format!(", turn {}", clean(turn_id)));
+            }
             writeln!(err, "{line}")
         }
         Report::Sent { session, bytes } => {
@@ -186,9 +192,162 @@ pub fn render(
             }
             Ok(())
         }
+        Report::History { session, turns } => history_table(out, session.as_deref(), turns),
+        Report::SearchHits { query, hits } => search_table(out, query, hits),
+        Report::Forgotten { session, turns } => {
+            let what = match session {
+                Some(session) => format!("of {}", clean(session)),
+                None => "of every session, and every stored event".into(),
+            };
+            writeln!(
+                out,
+                "forgot {turns} stored {} {what}",
+                if *turns == 1 { "turn" } else { "turns" }
+            )
+        }
         Report::Completions { script, .. } => out.write_all(script.as_bytes()),
         Report::Man(roff) => out.write_all(roff.as_bytes()),
     }
+}
+
+/// A stored turn's session for people: its name, else its id.
+fn session_label(e: &HistoryEntry) -> String {
+    match e.name.as_deref().filter(|name| !name.is_empty()) {
+        Some(name) => clean(name),
+        None => clean(&e.session),
+    }
+}
+
+/// `history`: one line per stored turn, newest first.
+fn history_table(
+    out: &mut dyn Write,
+    session: Option<&str>,
+    turns: &[HistoryEntry],
+) -> io::Result<()> {
+    if turns.is_empty() {
+        return match session {
+            Some(session) => writeln!(out, "no stored turns of {}", clean(session)),
+            None => writeln!(out, "no stored turns"),
+        };
+    }
+    let header = [
+        "TIME", "SESSION", "TURN", "BYTES", "EXIT", "CWD", "COMMAND", "INPUT",
+    ];
+    let dash = || "-".to_owned();
+    let rows = turns.iter().map(|e| {
+        vec![
+            iso8601_utc(e.timestamp),
+            session_label(e),
+            clean(&e.turn_id),
+            e.byte_length.to_string(),
+            e.exit_code.map_or_else(dash, |code| code.to_string()),
+            e.cwd.as_deref().map_or_else(dash, clean),
+            if e.command.is_empty() {
+                dash()
+            } else {
+                shorten(&clean(&shell_words(&e.command)), COMMAND_WIDTH)
+            },
+            e.input
+                .as_deref()
+                .map_or_else(dash, |input| shorten(&clean(input), INPUT_WIDTH)),
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+/// `search`: one line per turn found, best first, with its snippet.
+fn search_table(out: &mut dyn Write, query: &str, hits: &[SearchHit]) -> io::Result<()> {
+    if hits.is_empty() {
+        return writeln!(out, "nothing found for {}", clean(&format!("{query:?}")));
+    }
+    let header = ["TIME", "SESSION", "TURN", "SNIPPET"];
+    let rows = hits.iter().map(|hit| {
+        vec![
+            iso8601_utc(hit.entry.timestamp),
+            session_label(&hit.entry),
+            clean(&hit.entry.turn_id),
+            snippet_line(&hit.snippet),
+        ]
+    });
+    table(out, &header, rows.collect())
+}
+
+/// A snippet on one line: each run of white space (line breaks, tabs) one space, other
+/// control characters escaped as everywhere. The `[`…`]` around the words found stay.
+fn snippet_line(snippet: &str) -> String {
+    let words: Vec<&str> = snippet.split_whitespace().collect();
+    clean(&words.join(" "))
+}
+
+fn history_entry_json(e: &HistoryEntry) -> Value {
+    json!({
+        "turn_id": e.turn_id,
+        "session": e.session,
+        "name": e.name,
+        "command": e.command,
+        "cwd": e.cwd,
+        "timestamp": e.timestamp,
+        "time": iso8601_utc(e.timestamp),
+        "byte_length": e.byte_length,
+        "input": e.input,
+        "exit_code": e.exit_code,
+        "live": e.live,
+    })
+}
+
+/// `status`'s `history` line: where, how much, and what is wrong; or why it is not known.
+fn history_text(history: &Result<HistoryInfo, NotReported>, home: Option<&str>) -> String {
+    let info = match history {
+        Err(why) => return format!("not reported ({}: {})", why.reason, clean(&why.message)),
+        Ok(info) => info,
+    };
+    let mut text = if info.enabled {
+        format!(
+            "{} ({} {}, {})",
+            info.path
+                .as_deref()
+                .map_or_else(|| "on".into(), |path| clean(&tilde(path, home))),
+            info.turns,
+            if info.turns == 1 { "turn" } else { "turns" },
+            size_text(info.bytes)
+        )
+    } else {
+        "off".to_owned()
+    };
+    if let Some(problem) = &info.problem {
+        text.push_str(&format!(" — {}", clean(problem)));
+    }
+    text
+}
+
+/// `path` with the home folder written `~`.
+fn tilde(path: &str, home: Option<&str>) -> String {
+    let home = home.map(|home| home.trim_end_matches('/'));
+    match home.filter(|home| !home.is_empty()) {
+        Some(home) if path == home => "~".into(),
+        Some(home) => match path.strip_prefix(home) {
+            Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+            _ => path.to_owned(),
+        },
+        None => path.to_owned(),
+    }
+}
+
+/// `512 B`, `1.5 KiB`, `5.6 MiB`, `1.0 GiB`.
+fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    // Display only: a float's rounding is fine here.
+    #[allow(clippy::cast_precision_loss)]
+    let mut size = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
 }
 
 /// `r1: coder → reviewer (handoff, text, submit, 0/16 hops, 3 handoffs)`, with the pause.
@@ -449,6 +608,13 @@ fn report_json(report: &Report) -> Value {
                     "sessions": state.sessions,
                     "connected_sessions": state.connected,
                     "turns": state.turns,
+                    "history": match &state.history {
+                        Ok(info) => json!(info),
+                        Err(why) => json!({ "error": {
+                            "reason": why.reason,
+                            "message": why.message,
+                        } }),
+                    },
                 }),
                 Err(error) => json!({
                     "running": false,
@@ -499,6 +665,9 @@ fn report_json(report: &Report) -> Value {
                     fields.insert("timestamp".into(), ms.into());
                     fields.insert("time".into(), iso8601_utc(ms).into());
                 }
+                if let Some(turn_id) = &found.turn_id {
+                    fields.insert("turn_id".into(), turn_id.clone().into());
+                }
             }
             value
         }
@@ -535,6 +704,28 @@ fn report_json(report: &Report) -> Value {
             "edited": edited,
         } }),
         Report::Events(events) => json!(events),
+        Report::History { session, turns } => json!({
+            "session": session,
+            "turns": turns.iter().map(history_entry_json).collect::<Vec<_>>(),
+        }),
+        Report::SearchHits { query, hits } => json!({
+            "query": query,
+            "hits": hits
+                .iter()
+                .map(|hit| {
+                    let mut value = history_entry_json(&hit.entry);
+                    if let Value::Object(fields) = &mut value {
+                        fields.insert("snippet".into(), hit.snippet.clone().into());
+                    }
+                    value
+                })
+                .collect::<Vec<_>>(),
+        }),
+        Report::Forgotten { session, turns } => json!({ "forgotten": {
+            "session": session,
+            "all": session.is_none(),
+            "turns": turns,
+        } }),
         Report::Completions { shell, script } => {
             json!({ "completions": { "shell": shell, "script": script } })
         }
@@ -820,12 +1011,15 @@ fn status_lines(out: &mut dyn Write, status: &Status) -> io::Result<()> {
             sessions,
             connected,
             turns,
+            history,
         }) => {
             writeln!(out, "broker:   running")?;
             writeln!(out, "socket:   {socket}")?;
             writeln!(out, "protocol: {protocol_version}")?;
             writeln!(out, "sessions: {sessions} ({connected} connected)")?;
             writeln!(out, "turns:    {turns}")?;
+            let home = std::env::var("HOME").ok();
+            writeln!(out, "history:  {}", history_text(history, home.as_deref()))?;
             writeln!(
                 out,
                 "relay:    not reported (the protocol has no request for it)"
@@ -1334,5 +1528,272 @@ mod tests {
             event_line(&event),
             "#9 2026-11-22T10:00:00.000Z session.exited s1 sh exit 130 signal 2"
         );
+    }
+
+    fn entry(turn_id: &str) -> HistoryEntry {
+        HistoryEntry {
+            turn_id: turn_id.into(),
+            session: "k3f9a2".into(),
+            name: Some("coder".into()),
+            command: vec!["bash".into(), "--norc".into()],
+            cwd: Some("/home/u".into()),
+            timestamp: 1_700_000_000_123,
+            byte_length: 42,
+            input: Some("make test".into()),
+            exit_code: Some(0),
+            live: false,
+        }
+    }
+
+    fn text_of(report: &Report) -> String {
+        let (err, out) = human(report);
+        assert!(err.is_empty(), "{err}");
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn history_is_one_line_per_turn() {
+        let unnamed = HistoryEntry {
+            name: None,
+            command: Vec::new(),
+            cwd: None,
+            input: None,
+            exit_code: None,
+            live: true,
+            session: "zz81qq".into(),
+            ..entry("zz81qq:1")
+        };
+        let report = Report::History {
+            session: None,
+            turns: vec![entry("k3f9a2:12"), unnamed],
+        };
+        assert_eq!(
+            text_of(&report),
+            "TIME                      SESSION  TURN       BYTES  EXIT  CWD      COMMAND      INPUT\n\
+             2023-11-14T22:13:20.123Z  coder    k3f9a2:12  42     0     /home/u  bash --norc  make test\n\
+             2023-11-14T22:13:20.123Z  zz81qq   zz81qq:1   42     -     -        -            -\n"
+        );
+    }
+
+    #[test]
+    fn hostile_history_fields_cannot_drive_the_terminal() {
+        let hostile = HistoryEntry {
+            name: Some("evil\x1b]0;pwned\x07".into()),
+            command: vec!["sh".into(), "-c".into(), "echo \x1b[2J".into()],
+            cwd: Some("/tmp/\nx".into()),
+            input: Some(format!("rm -rf /\r\n\x1b[A{}", "y".repeat(200))),
+            turn_id: "k3f9a2:1\x1b[31m".into(),
+            ..entry("x")
+        };
+        let out = text_of(&Report::History {
+            session: None,
+            turns: vec![hostile.clone()],
+        });
+        assert!(!out.contains('\x1b') && !out.contains('\x07') && !out.contains('\r'));
+        // Two lines: the header and the turn; the line breaks in the fields are escaped.
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(out.contains("evil\\u{1b}]0;pwned\\u{7}"), "{out}");
+        assert!(out.contains("/tmp/\\nx"), "{out}");
+        assert!(out.contains("rm -rf /\\r\\n\\u{1b}[Ay"), "{out}");
+        assert!(out.trim_end().ends_with('…'), "the input is cut: {out}");
+        // In JSON every field is there as it is.
+        let doc = json_of(&Report::History {
+            session: Some("evil".into()),
+            turns: vec![hostile.clone()],
+        });
+        assert_eq!(doc["session"], "evil");
+        let turn = &doc["turns"][0];
+        assert_eq!(turn["name"], "evil\x1b]0;pwned\x07");
+        assert_eq!(turn["input"], hostile.input.unwrap().as_str());
+        assert_eq!(turn["command"], json!(["sh", "-c", "echo \x1b[2J"]));
+    }
+
+    #[test]
+    fn history_json_has_every_field() {
+        let doc = json_of(&Report::History {
+            session: None,
+            turns: vec![entry("k3f9a2:12")],
+        });
+        assert_eq!(
+            doc,
+            json!({"session": null, "turns": [{
+                "turn_id": "k3f9a2:12", "session": "k3f9a2", "name": "coder",
+                "command": ["bash", "--norc"], "cwd": "/home/u",
+                "timestamp": 1_700_000_000_123_u64, "time": "2023-11-14T22:13:20.123Z",
+                "byte_length": 42, "input": "make test", "exit_code": 0, "live": false,
+            }]})
+        );
+    }
+
+    #[test]
+    fn empty_history_and_search_say_so() {
+        let none = |session: Option<&str>| Report::History {
+            session: session.map(Into::into),
+            turns: Vec::new(),
+        };
+        assert_eq!(text_of(&none(None)), "no stored turns\n");
+        assert_eq!(text_of(&none(Some("a\nb"))), "no stored turns of a\\nb\n");
+        assert_eq!(json_of(&none(None))["turns"], json!([]));
+        let nothing = Report::SearchHits {
+            query: "x\x1b".into(),
+            hits: Vec::new(),
+        };
+        assert_eq!(text_of(&nothing), "nothing found for \"x\\u{1b}\"\n");
+        assert_eq!(json_of(&nothing), json!({"query": "x\x1b", "hits": []}));
+    }
+
+    #[test]
+    fn search_hits_show_their_snippet_on_one_line() {
+        let hit = |turn: &str, snippet: &str| SearchHit {
+            entry: entry(turn),
+            snippet: snippet.into(),
+        };
+        let report = Report::SearchHits {
+            query: "migration".into(),
+            hits: vec![
+                hit("k3f9a2:3", "…the [migration]\n\n  needs\ta lock…"),
+                hit("k3f9a2:1", "\x1b[31m[migration]\r done"),
+            ],
+        };
+        assert_eq!(
+            text_of(&report),
+            "TIME                      SESSION  TURN      SNIPPET\n\
+             2023-11-14T22:13:20.123Z  coder    k3f9a2:3  …the [migration] needs a lock…\n\
+             2023-11-14T22:13:20.123Z  coder    k3f9a2:1  \\u{1b}[31m[migration] done\n"
+        );
+        let doc = json_of(&report);
+        assert_eq!(doc["query"], "migration");
+        assert_eq!(
+            doc["hits"][0]["snippet"],
+            "…the [migration]\n\n  needs\ta lock…"
+        );
+        assert_eq!(doc["hits"][1]["turn_id"], "k3f9a2:1");
+        assert_eq!(doc["hits"][1]["cwd"], "/home/u");
+        assert_eq!(doc["hits"][1]["time"], "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn forgetting_says_how_many() {
+        let one = Report::Forgotten {
+            session: Some("coder".into()),
+            turns: 1,
+        };
+        assert_eq!(text_of(&one), "forgot 1 stored turn of coder\n");
+        assert_eq!(
+            json_of(&one),
+            json!({"forgotten": {"session": "coder", "all": false, "turns": 1}})
+        );
+        let all = Report::Forgotten {
+            session: None,
+            turns: 120,
+        };
+        assert_eq!(
+            text_of(&all),
+            "forgot 120 stored turns of every session, and every stored event\n"
+        );
+        assert_eq!(json_of(&all)["forgotten"]["all"], true);
+    }
+
+    fn info(turns: u64, bytes: u64) -> HistoryInfo {
+        HistoryInfo {
+            enabled: true,
+            path: Some("/home/u/.local/state/clippy".into()),
+            turns,
+            events: 7,
+            bytes,
+            problem: None,
+        }
+    }
+
+    #[test]
+    fn status_tells_the_history_store() {
+        let home = Some("/home/u");
+        assert_eq!(
+            history_text(&Ok(info(1234, 5_872_026)), home),
+            "~/.local/state/clippy (1234 turns, 5.6 MiB)"
+        );
+        assert_eq!(
+            history_text(&Ok(info(1, 10)), None),
+            "/home/u/.local/state/clippy (1 turn, 10 B)"
+        );
+        let mut broken = info(3, 2048);
+        broken.problem = Some("cannot write: read-only file system\n".into());
+        assert_eq!(
+            history_text(&Ok(broken), home),
+            "~/.local/state/clippy (3 turns, 2.0 KiB) — cannot write: read-only file system\\n"
+        );
+        let off = HistoryInfo {
+            enabled: false,
+            path: None,
+            ..info(0, 0)
+        };
+        assert_eq!(history_text(&Ok(off), home), "off");
+        let old = NotReported {
+            reason: "unknown_type",
+            message: "not for a broker\n".into(),
+        };
+        assert_eq!(
+            history_text(&Err(old), home),
+            "not reported (unknown_type: not for a broker\\n)"
+        );
+    }
+
+    #[test]
+    fn status_json_carries_the_history_object() {
+        let status = |history| {
+            Report::Status(Status {
+                socket: Some("/run/s".into()),
+                broker: Ok(BrokerState {
+                    protocol_version: 1,
+                    sessions: 0,
+                    connected: 0,
+                    turns: 0,
+                    history,
+                }),
+            })
+        };
+        let doc = json_of(&status(Ok(info(2, 4096))));
+        assert_eq!(
+            doc["status"]["history"],
+            json!({"enabled": true, "path": "/home/u/.local/state/clippy", "turns": 2,
+                   "events": 7, "bytes": 4096, "problem": null})
+        );
+        let doc = json_of(&status(Err(NotReported {
+            reason: "unknown_type",
+            message: "old broker".into(),
+        })));
+        assert_eq!(
+            doc["status"]["history"],
+            json!({"error": {"reason": "unknown_type", "message": "old broker"}})
+        );
+        let text = text_of(&status(Ok(info(2, 4096))));
+        assert!(
+            text.contains(
+                "\nturns:    0\nhistory:  /home/u/.local/state/clippy (2 turns, 4.0 KiB)\nrelay:"
+            ) || text.contains(
+                "\nturns:    0\nhistory:  ~/.local/state/clippy (2 turns, 4.0 KiB)\nrelay:"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn paths_under_home_are_written_with_a_tilde() {
+        assert_eq!(tilde("/home/u/x", Some("/home/u")), "~/x");
+        assert_eq!(tilde("/home/u/x", Some("/home/u/")), "~/x");
+        assert_eq!(tilde("/home/u", Some("/home/u")), "~");
+        assert_eq!(tilde("/home/user2/x", Some("/home/u")), "/home/user2/x");
+        assert_eq!(tilde("/x", Some("")), "/x");
+        assert_eq!(tilde("/x", None), "/x");
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(size_text(0), "0 B");
+        assert_eq!(size_text(1023), "1023 B");
+        assert_eq!(size_text(1536), "1.5 KiB");
+        assert_eq!(size_text(5_872_026), "5.6 MiB");
+        assert_eq!(size_text(1 << 30), "1.0 GiB");
+        assert_eq!(size_text(u64::MAX), "16777216.0 TiB");
     }
 }

@@ -132,6 +132,9 @@ fn session_flags(cli: &Cli, args: &SpawnArgs) -> Vec<OsString> {
     if args.no_agent_hooks {
         flags.push("--no-agent-hooks".into());
     }
+    if args.no_history {
+        flags.push("--no-history".into());
+    }
     flags
 }
 

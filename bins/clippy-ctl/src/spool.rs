@@ -30,6 +30,8 @@ pub struct Found {
     pub cwd: Option<String>,
     /// For a prompt: when it appeared, Unix time in milliseconds.
     pub timestamp: Option<u64>,
+    /// For a prompt: the session's latest recorded turn (the one that ended there).
+    pub turn_id: Option<String>,
 }
 
 /// What `exec` got back.
@@ -234,6 +236,7 @@ fn found(request: &str, reply: Message) -> Result<Found, CtlError> {
             exit_code,
             cwd,
             timestamp,
+            turn_id,
             ..
         } => Ok(Found {
             match_text,
@@ -242,6 +245,7 @@ fn found(request: &str, reply: Message) -> Result<Found, CtlError> {
             exit_code,
             cwd,
             timestamp,
+            turn_id,
         }),
         other => Err(unexpected(request, &other)),
     }

@@ -66,6 +66,7 @@ fn ctl(dir: &TempDir, args: &[&str], env: &[(&str, &OsStr)]) -> Command {
         )
         .env("HOME", dir.home())
         .env("XDG_RUNTIME_DIR", dir.path())
+        .env("XDG_STATE_HOME", dir.path().join("state"))
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -408,6 +408,12 @@ fn status_of_a_running_broker() {
     assert!(text.contains("protocol: 1\n"));
     assert!(text.contains("sessions: 2 (1 connected)\n"));
     assert!(text.contains("turns:    2\n"));
+    // The fake knows no history_status, as a broker older than the history store: said, not
+    // an error.
+    assert!(
+        text.contains("history:  not reported (unknown_type: not for a broker)\n"),
+        "{text}"
+    );
     let out = Ctl::new(&dir).run(["status", "--json"]);
     out.expect_code(0);
     assert_eq!(
@@ -415,6 +421,7 @@ fn status_of_a_running_broker() {
         json!({"status": {
             "running": true, "socket": dir.socket().to_str().unwrap(), "protocol_version": 1,
             "sessions": 2, "connected_sessions": 1, "turns": 2,
+            "history": {"error": {"reason": "unknown_type", "message": "not for a broker"}},
         }})
     );
 }

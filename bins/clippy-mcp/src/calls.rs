@@ -150,8 +150,15 @@ struct Call<'a> {
 impl Call<'_> {
     /// The arguments as the tool's type; an argument error names the field.
     fn args<T: DeserializeOwned>(&self) -> Result<T, Refusal> {
-        serde_json::from_value(Value::Object(self.args.clone()))
-            .map_err(|e| Refusal::Argument(format!("invalid arguments: {e}")))
+        serde_path_to_error::deserialize(Value::Object(self.args.clone())).map_err(|e| {
+            let field = e.path().to_string();
+            let error = e.into_inner();
+            Refusal::Argument(if field == "." {
+                format!("invalid arguments: {error}")
+            } else {
+                format!("invalid argument `{field}`: {error}")
+            })
+        })
     }
 
     fn quick(&self, make: impl FnOnce(u32) -> Message) -> Result<Message, Refusal> {
@@ -265,12 +272,12 @@ impl Call<'_> {
         };
         // A UTF-8 character cut by the read's end is left for the next read.
         let whole = complete_utf8_prefix(&data);
-        let data = &data[..whole];
         let resume_cursor = if whole == data.len() {
             resume_cursor
         } else {
             cursor + u64::try_from(whole).unwrap_or(0)
         };
+        let data = &data[..whole];
         let mut value = json!({
             "session": session,
             "cursor": cursor,
@@ -681,6 +688,7 @@ fn matched(request: &str, reply: Message) -> Answer {
             exit_code,
             cwd,
             timestamp,
+            turn_id,
             ..
         } => {
             let mut value = json!({
@@ -697,6 +705,9 @@ fn matched(request: &str, reply: Message) -> Answer {
             }
             if let Some(at) = timestamp {
                 value["timestamp_ms"] = at.into();
+            }
+            if let Some(turn_id) = turn_id {
+                value["turn_id"] = turn_id.into();
             }
             Ok(value)
         }

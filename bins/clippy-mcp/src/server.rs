@@ -26,8 +26,9 @@ const INSTRUCTIONS: &str = "clippy wraps interactive terminal programs (coding a
     Claude Code, Codex, Gemini CLI, aider; shells; REPLs) as sessions and records each \
     submitted input and its output as a turn. Use list_sessions to find a session; exec to \
     run a command in a shell session; to ask an agent session something: status (note \
-    resume_cursor), send with enter=true, wait_prompt from that cursor, then get_turn (format \
-    message gives an agent's own final answer when its hooks are on). Every wait returns a \
+    resume_cursor), send with enter=true, wait_prompt from that cursor, then get_turn with the \
+    turn_id wait_prompt returns (format message gives an agent's own final answer when its \
+    hooks are on). Every wait returns a \
     resume_cursor: pass it as `from` to the next wait or read_spool so nothing is skipped or \
     matched twice. A failed call is a result with isError and a reason (session_not_found, \
     busy, timeout with its resume_cursor, invalid_pattern, …).";

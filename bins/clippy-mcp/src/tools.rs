@@ -394,7 +394,8 @@ const ENTRIES: &[Entry] = &[
         name: "wait_prompt",
         description: "Wait until the session shows its prompt again (idle, ready for input) at \
             or after the cursor `from`: use it after send to know a program or agent has \
-            finished answering. Returns the prompt line, its span, resume_cursor, and for a \
+            finished answering. Returns turn_id (the turn that ended at this prompt, already \
+            recorded: pass it to get_turn), the prompt line, its span, resume_cursor, and for a \
             shell with integration the last exit code and cwd. Timeout: error reason timeout \
             with resume_cursor.",
         schema: schema::<WaitPromptArgs>,
@@ -403,8 +404,9 @@ const ENTRIES: &[Entry] = &[
     Entry {
         name: "send",
         description: "Type text into a session as a person would (with enter=true, press Enter \
-            after it). To ask an agent something: note status's spool_size (the cursor), send \
-            the question with enter=true, wait_prompt from that cursor, then get_turn. Fails \
+            after it). To ask an agent something: note status's resume_cursor (the cursor), \
+            send the question with enter=true, wait_prompt from that cursor, then get_turn with \
+            the turn_id it returns. Fails \
             with reason busy, typing nothing, while the program has not taken the input it \
             already has. (Seed 002's pty.send.)",
         schema: schema::<SendArgs>,
@@ -432,7 +434,7 @@ const ENTRIES: &[Entry] = &[
     },
     Entry {
         name: "status",
-        description: "A session's state now: mode (idle, busy, starting, exited), spool_size \
+        description: "A session's state now: mode (idle, busy, starting, exited), resume_cursor \
             (the cursor to wait from for what comes next), the latest prompt's cursor, the \
             running input, latest turn, last exit code and cwd, whether input is blocked, \
             what an agent waits for (a permission), and how an ended session exited. \

@@ -851,6 +851,8 @@ mod tests {
             preset: "shell".into(),
             bracketed_paste: false,
             spool: None,
+            cwd: None,
+            no_history: false,
         }
     }
 
@@ -1163,6 +1165,8 @@ mod ready_tests {
             preset: "shell".into(),
             bracketed_paste: false,
             spool: None,
+            cwd: None,
+            no_history: false,
         }
     }
 

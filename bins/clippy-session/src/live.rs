@@ -59,6 +59,8 @@ pub struct Options {
     pub headless_size: WinSize,
     /// Offer the hook socket and wire a known agent's hooks (CONTRACTS/HOOKS.md).
     pub agent_hooks: bool,
+    /// `--no-history`: the broker stores nothing of this session on disk.
+    pub no_history: bool,
     /// No terminal at all (`clippy-ctl spawn`): the output goes to the spool and to attached
     /// clients only.
     pub detached: bool,
@@ -219,6 +221,10 @@ pub fn run(
         .collect(),
         preset: detector.preset().name().to_owned(),
         spool: spool.path().map(|p| p.to_string_lossy().into_owned()),
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|dir| dir.to_string_lossy().into_owned()),
+        no_history: options.no_history,
         ready: ready.take(),
     });
     if let Some(hooks) = hooks {

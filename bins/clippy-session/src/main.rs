@@ -67,6 +67,10 @@ struct Args {
     /// offer them the session's hook socket: the screen alone ends turns.
     #[arg(long)]
     no_agent_hooks: bool,
+    /// Keep this session's turns out of the broker's history store: they stay in memory only
+    /// and never touch the disk (the spool in the runtime folder aside, removed at the end).
+    #[arg(long)]
+    no_history: bool,
     /// Start bash or zsh with OSC 133/OSC 7 marks, for exact turn boundaries, exit codes and cwd.
     #[arg(long)]
     shell_integration: bool,
@@ -173,6 +177,7 @@ fn main() -> ExitCode {
         no_broker: args.no_broker,
         headless_size: args.size,
         agent_hooks: settings.session.agent_hooks && !args.no_agent_hooks,
+        no_history: args.no_history,
         detached: args.detached,
     };
     match live::run(options, &mut ready) {

@@ -24,6 +24,10 @@ pub enum SessionEvent {
         preset: String,
         /// The spool file, when the session has one.
         spool: Option<String>,
+        /// The working directory the command started in.
+        cwd: Option<String>,
+        /// `--no-history`: the broker must store nothing of this session.
+        no_history: bool,
         /// `--detached`'s ready channel: told `ready <session-id>` once the broker acknowledged
         /// the session's first registration, or `error <message>` (no broker answers and none
         /// could be started, the session runs without a broker, or it ended first), then closed.
@@ -316,6 +320,8 @@ impl Sink {
                 command,
                 preset,
                 spool,
+                cwd,
+                no_history,
                 ready,
             } => {
                 self.session = session_id.clone();
@@ -330,6 +336,8 @@ impl Sink {
                         preset,
                         bracketed_paste: self.bracketed,
                         spool,
+                        cwd,
+                        no_history,
                     };
                     let ready = ready.unwrap_or(Ready::none());
                     self.link = Some(BrokerLink::new(

@@ -202,6 +202,8 @@ fn raw_wrapper(dir: &TempDir) -> Client {
                 preset: "shell".into(),
                 bracketed_paste: false,
                 spool: None,
+                cwd: None,
+                no_history: false,
             },
             progress: None,
         })

@@ -68,6 +68,38 @@ pub struct Config {
     pub hotkeys: HotkeysConfig,
     /// `[mcp]`: the MCP server, `clippy-mcp`.
     pub mcp: McpConfig,
+    /// `[history]`: the broker's store of turns and events.
+    pub history: HistoryConfig,
+}
+
+/// `[history]` settings: the broker's durable store of turns and events
+/// (`$XDG_STATE_HOME/clippy/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HistoryConfig {
+    /// Whether the broker stores every completed turn and event. Default true.
+    pub enabled: bool,
+    /// Turns and events older than this many days are deleted in the background; 0 keeps
+    /// them for ever. Default [`DEFAULT_HISTORY_MAX_AGE_DAYS`].
+    pub max_age_days: u64,
+    /// The store is kept under this many bytes, oldest turns deleted first; 0: no limit.
+    /// Default [`DEFAULT_HISTORY_MAX_BYTES`].
+    pub max_bytes: u64,
+}
+
+/// Default `history.max_age_days`: 90.
+pub const DEFAULT_HISTORY_MAX_AGE_DAYS: u64 = 90;
+/// Default `history.max_bytes`: 1 GiB.
+pub const DEFAULT_HISTORY_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+
+impl Default for HistoryConfig {
+    fn default() -> HistoryConfig {
+        HistoryConfig {
+            enabled: true,
+            max_age_days: DEFAULT_HISTORY_MAX_AGE_DAYS,
+            max_bytes: DEFAULT_HISTORY_MAX_BYTES,
+        }
+    }
 }
 
 /// `[mcp]` settings.
@@ -348,7 +380,19 @@ impl Config {
             desktop_resolver,
             hotkeys,
             mcp_max_reply_bytes,
+            history_enabled,
+            history_max_age_days,
+            history_max_bytes,
         } = partial;
+        if let Some(value) = history_enabled {
+            self.history.enabled = value;
+        }
+        if let Some(value) = history_max_age_days {
+            self.history.max_age_days = value as u64;
+        }
+        if let Some(value) = history_max_bytes {
+            self.history.max_bytes = value as u64;
+        }
         if let Some(value) = mcp_max_reply_bytes {
             self.mcp.max_reply_bytes = value;
         }

@@ -46,10 +46,11 @@ mod layers;
 mod schema;
 
 pub use config::{
-    BrokerConfig, Config, CtlConfig, DEFAULT_EVENT_HISTORY, DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_MAX_TURN_BYTES, DEFAULT_PRESETS, DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS,
-    DesktopConfig, HotkeysConfig, MAX_REPLY_BYTES_LIMIT, MAX_TURN_BYTES_LIMIT, MIN_REPLY_BYTES,
-    McpConfig, OutputFormat, SessionConfig,
+    BrokerConfig, Config, CtlConfig, DEFAULT_EVENT_HISTORY, DEFAULT_HISTORY_MAX_AGE_DAYS,
+    DEFAULT_HISTORY_MAX_BYTES, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TURN_BYTES, DEFAULT_PRESETS,
+    DEFAULT_RING_DEPTH, DEFAULT_SUBMIT_DELAY_MS, DesktopConfig, HistoryConfig, HotkeysConfig,
+    MAX_REPLY_BYTES_LIMIT, MAX_TURN_BYTES_LIMIT, MIN_REPLY_BYTES, McpConfig, OutputFormat,
+    SessionConfig,
 };
 pub use error::ConfigError;
 pub use layers::{LOCAL_FILE, Layer, LayerKind, Layers, SYSTEM_FILE, SearchPaths, user_file};

@@ -14,7 +14,9 @@ use crate::ConfigError;
 use crate::config::{MAX_REPLY_BYTES_LIMIT, MAX_TURN_BYTES_LIMIT, MIN_REPLY_BYTES, OutputFormat};
 use crate::expand::{ExpandError, expand};
 
-const TOP_KEYS: &[&str] = &["broker", "session", "ctl", "desktop", "hotkeys", "mcp"];
+const TOP_KEYS: &[&str] = &[
+    "broker", "session", "ctl", "desktop", "hotkeys", "mcp", "history",
+];
 const BROKER_KEYS: &[&str] = &[
     "ring_depth",
     "max_turn_bytes",
@@ -25,6 +27,7 @@ const SESSION_KEYS: &[&str] = &["max_turn_bytes", "presets", "agent_hooks"];
 const CTL_KEYS: &[&str] = &["format", "detach_key"];
 const DESKTOP_KEYS: &[&str] = &["resolver"];
 const MCP_KEYS: &[&str] = &["max_reply_bytes"];
+const HISTORY_KEYS: &[&str] = &["enabled", "max_age_days", "max_bytes"];
 const HOTKEY_KEYS: &[&str] = &["capture", "paste", "deliver_clipboard", "capture_and_copy"];
 /// The values of `desktop.resolver`.
 pub(crate) const RESOLVERS: &[&str] = &["detect", "x11", "tmux"];
@@ -46,6 +49,9 @@ pub(crate) struct Partial {
     /// `[hotkeys]` entries set by this layer: action name → binding (`""`: no binding).
     pub(crate) hotkeys: BTreeMap<String, String>,
     pub(crate) mcp_max_reply_bytes: Option<usize>,
+    pub(crate) history_enabled: Option<bool>,
+    pub(crate) history_max_age_days: Option<usize>,
+    pub(crate) history_max_bytes: Option<usize>,
 }
 
 /// Checks the layer at `layer` (its parsed `table`).
@@ -171,6 +177,27 @@ pub(crate) fn read(
                             )?);
                         }
                         _ => return Err(cx.unknown(key, MCP_KEYS)),
+                    }
+                }
+            }
+            "history" => {
+                for (name, value) in cx.table("history", value)? {
+                    let key = dotted("history", name);
+                    match name.as_str() {
+                        "enabled" => {
+                            let Value::Boolean(on) = *value else {
+                                return Err(cx.wrong_type(&key, "true or false", value));
+                            };
+                            partial.history_enabled = Some(on);
+                        }
+                        "max_age_days" => {
+                            partial.history_max_age_days = Some(cx.count(&key, value, 0, 36_500)?);
+                        }
+                        "max_bytes" => {
+                            partial.history_max_bytes =
+                                Some(cx.count(&key, value, 0, usize::MAX)?);
+                        }
+                        _ => return Err(cx.unknown(key, HISTORY_KEYS)),
                     }
                 }
             }
@@ -312,6 +339,24 @@ mod tests {
             read_str("[broker]\n[session]\n[ctl]\n").expect("ok"),
             Partial::default()
         );
+    }
+
+    #[test]
+    fn the_history_keys_are_read() {
+        let partial = read_str("[history]\nenabled = false\nmax_age_days = 7\nmax_bytes = 1000\n")
+            .expect("ok");
+        assert_eq!(partial.history_enabled, Some(false));
+        assert_eq!(partial.history_max_age_days, Some(7));
+        assert_eq!(partial.history_max_bytes, Some(1000));
+        for bad in [
+            "enabled = 1",
+            "max_age_days = -1",
+            "max_age_days = 99999",
+            "path = \"x\"",
+        ] {
+            let err = read_str(&format!("[history]\n{bad}\n")).expect_err(bad);
+            assert!(err.to_string().contains("history."), "{err}");
+        }
     }
 
     #[test]

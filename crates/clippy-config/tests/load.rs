@@ -268,7 +268,7 @@ fn unknown_key_names_layer_and_key() {
     let (err, _) = load_err("unknown-top", "[brokr]\nring_depth = 8\n");
     assert!(
         err.to_string().contains(
-            "unknown key `brokr` (expected one of: broker, session, ctl, desktop, hotkeys, mcp)"
+            "unknown key `brokr` (expected one of: broker, session, ctl, desktop, hotkeys, mcp, history)"
         ),
         "{err}"
     );

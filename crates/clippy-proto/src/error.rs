@@ -50,6 +50,12 @@ pub enum ErrorReason {
     /// The turn has no final message from the agent's own hooks (`format: message` asked of a
     /// turn of an agent without hooks, or with them off): ask for another format.
     NoMessage,
+    /// The broker keeps no history (its `[history] enabled` is false): `history`, `search`
+    /// and `forget_history` have nothing to answer from.
+    HistoryOff,
+    /// The history store could not answer (the message says why: an unreadable or damaged
+    /// store file).
+    HistoryFailed,
 }
 
 impl ErrorReason {
@@ -77,6 +83,8 @@ impl ErrorReason {
             Self::RouteNotFound => "route_not_found",
             Self::ApprovalNotFound => "approval_not_found",
             Self::NoMessage => "no_message",
+            Self::HistoryOff => "history_off",
+            Self::HistoryFailed => "history_failed",
         }
     }
 }

@@ -36,9 +36,9 @@ pub use client::{
 pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
 pub use error::{ErrorReason, ProtoError};
 pub use message::{
-    EventRecord, Format, HookStats, INPUT_BACKLOG_LIMIT, InboxItem, MAX_SCREEN_BYTES,
-    MAX_SCREEN_HISTORY, Message, Mode, PROTOCOL_VERSION, PatternKind, Progress, Role, RouteInfo,
-    RouteKind, RouteSpec, ScreenData, SessionExit, SessionInfo, SessionState, SessionSummary,
-    TurnData, TurnMeta, WaitingState,
+    EventRecord, Format, HistoryEntry, HistoryInfo, HookStats, INPUT_BACKLOG_LIMIT, InboxItem,
+    MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Message, Mode, PROTOCOL_VERSION, PatternKind, Progress,
+    Role, RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit, SessionExit, SessionInfo,
+    SessionState, SessionSummary, TurnData, TurnMeta, WaitingState,
 };
 pub use time::iso8601_utc;

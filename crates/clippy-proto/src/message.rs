@@ -59,6 +59,13 @@ pub struct SessionInfo {
     /// and the waits from it.
     #[serde(default)]
     pub spool: Option<String>,
+    /// The working directory the command started in, when the wrapper knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The session's turns must never reach the disk (`clippy-session --no-history`): the
+    /// broker keeps them in memory only and stores nothing of the session in its history.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_history: bool,
 }
 
 /// Where a session is, as its wrapper's turn detector sees it.
@@ -460,7 +467,7 @@ pub struct InboxItem {
 /// One event of the broker's event stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventRecord {
-    /// Increasing from 1 for the broker's life.
+    /// Increasing from 1, and across broker restarts when the broker keeps history.
     pub id: u64,
     /// When, ISO-8601 UTC with milliseconds.
     pub ts: String,
@@ -574,6 +581,71 @@ impl ScreenData {
         }
         cut
     }
+}
+
+/// One stored turn, in `history` and `search` replies: a turn of a live or an ended session,
+/// from the broker's history store (CONTRACTS/HISTORY.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// `<session>:<seq>`: `get_turn` reads it, whether or not a ring still holds it.
+    pub turn_id: String,
+    /// The session id.
+    pub session: String,
+    /// The session's name, if it had one.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The session's command line.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// The working directory: the turn's (OSC 7) when the shell reported it, else the
+    /// session's when it started.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// When the turn completed, Unix milliseconds.
+    pub timestamp: u64,
+    /// Content bytes stored.
+    pub byte_length: u32,
+    /// The submitted line(s), when known.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The exit code the shell reported, when it did.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Whether the session still runs (registered with the broker now).
+    #[serde(default)]
+    pub live: bool,
+}
+
+/// One turn found by `search`: the entry and where the words are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The turn.
+    pub entry: HistoryEntry,
+    /// A piece of its text view around the words found, each found word between `[` and `]`.
+    pub snippet: String,
+}
+
+/// The history store's state, in `history_status` replies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryInfo {
+    /// Whether the broker keeps history (`[history] enabled`).
+    pub enabled: bool,
+    /// The store's folder.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Turns stored.
+    #[serde(default)]
+    pub turns: u64,
+    /// Events stored.
+    #[serde(default)]
+    pub events: u64,
+    /// The store's size on disk, in bytes.
+    #[serde(default)]
+    pub bytes: u64,
+    /// Why the store cannot be written now (a read-only folder, a full disk), when it cannot:
+    /// live operation goes on, and what could not be stored is not.
+    #[serde(default)]
+    pub problem: Option<String>,
 }
 
 /// A message on the wire.
@@ -927,6 +999,59 @@ pub enum Message {
         types: Vec<String>,
     },
 
+    /// Stored turns of live and ended sessions, newest first (the history store).
+    History {
+        /// Request id.
+        id: u32,
+        /// Only this session's (id, prefix or name; an ended session's too).
+        #[serde(default)]
+        session: Option<String>,
+        /// Only turns completed at or after this Unix millisecond.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only turns completed before this Unix millisecond.
+        #[serde(default)]
+        until: Option<u64>,
+        /// At most this many (default 50).
+        #[serde(default)]
+        limit: Option<u32>,
+    },
+    /// Stored turns whose text has these words, best match first.
+    Search {
+        /// Request id.
+        id: u32,
+        /// The words (all must occur; a `"quoted phrase"` in order).
+        query: String,
+        /// Only this session's (id, prefix or name).
+        #[serde(default)]
+        session: Option<String>,
+        /// Only turns completed at or after this Unix millisecond.
+        #[serde(default)]
+        since: Option<u64>,
+        /// Only turns completed before this Unix millisecond.
+        #[serde(default)]
+        until: Option<u64>,
+        /// At most this many (default 20).
+        #[serde(default)]
+        limit: Option<u32>,
+    },
+    /// Delete stored turns and events: one session's (`session`) or all (`all`).
+    ForgetHistory {
+        /// Request id.
+        id: u32,
+        /// The session (id, prefix or name).
+        #[serde(default)]
+        session: Option<String>,
+        /// Everything.
+        #[serde(default)]
+        all: bool,
+    },
+    /// The history store's state.
+    HistoryStatus {
+        /// Request id.
+        id: u32,
+    },
+
     // ── Replies ──────────────────────────────────────────────────────────────────────────
     /// Reply to `hello`.
     HelloAck {
@@ -1015,6 +1140,10 @@ pub enum Message {
         /// For a prompt: when it appeared, Unix time in milliseconds (the wrapper's clock).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timestamp: Option<u64>,
+        /// For a prompt: the session's latest turn, recorded by the time the reply is sent
+        /// (the turn that ended at this prompt, when one did).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn_id: Option<String>,
     },
     /// Reply to `session_status`.
     Status {
@@ -1107,6 +1236,34 @@ pub enum Message {
         /// Whether the alternate screen (a full-screen program) is shown.
         alternate: bool,
     },
+    /// Reply to `history`: newest first.
+    HistoryTurns {
+        /// The request's id.
+        id: u32,
+        /// The turns.
+        turns: Vec<HistoryEntry>,
+    },
+    /// Reply to `search`: best match first.
+    SearchHits {
+        /// The request's id.
+        id: u32,
+        /// The turns found.
+        hits: Vec<SearchHit>,
+    },
+    /// Reply to `forget_history`.
+    Forgotten {
+        /// The request's id.
+        id: u32,
+        /// Turns deleted.
+        turns: u64,
+    },
+    /// Reply to `history_status`.
+    HistoryState {
+        /// The request's id.
+        id: u32,
+        /// The store's state.
+        history: HistoryInfo,
+    },
     /// A request failed.
     Error {
         /// The request's id (0 when it could not be read).
@@ -1195,6 +1352,10 @@ impl Message {
         "deny",
         "list_events",
         "subscribe",
+        "history",
+        "search",
+        "forget_history",
+        "history_status",
         "hello_ack",
         "done",
         "turn_recorded",
@@ -1213,6 +1374,10 @@ impl Message {
         "inbox_items",
         "events",
         "subscribed",
+        "history_turns",
+        "search_hits",
+        "forgotten",
+        "history_state",
         "error",
         "inject",
         "event",
@@ -1257,6 +1422,10 @@ impl Message {
             Self::Deny { .. } => "deny",
             Self::ListEvents { .. } => "list_events",
             Self::Subscribe { .. } => "subscribe",
+            Self::History { .. } => "history",
+            Self::Search { .. } => "search",
+            Self::ForgetHistory { .. } => "forget_history",
+            Self::HistoryStatus { .. } => "history_status",
             Self::HelloAck { .. } => "hello_ack",
             Self::Done { .. } => "done",
             Self::TurnRecorded { .. } => "turn_recorded",
@@ -1275,6 +1444,10 @@ impl Message {
             Self::InboxItems { .. } => "inbox_items",
             Self::Events { .. } => "events",
             Self::Subscribed { .. } => "subscribed",
+            Self::HistoryTurns { .. } => "history_turns",
+            Self::SearchHits { .. } => "search_hits",
+            Self::Forgotten { .. } => "forgotten",
+            Self::HistoryState { .. } => "history_state",
             Self::Event { .. } => "event",
             Self::Error { .. } => "error",
             Self::Inject { .. } => "inject",
@@ -1319,6 +1492,10 @@ impl Message {
             | Self::Deny { id, .. }
             | Self::ListEvents { id, .. }
             | Self::Subscribe { id, .. }
+            | Self::History { id, .. }
+            | Self::Search { id, .. }
+            | Self::ForgetHistory { id, .. }
+            | Self::HistoryStatus { id }
             | Self::HelloAck { id, .. }
             | Self::Done { id }
             | Self::TurnRecorded { id, .. }
@@ -1337,6 +1514,10 @@ impl Message {
             | Self::InboxItems { id, .. }
             | Self::Events { id, .. }
             | Self::Subscribed { id, .. }
+            | Self::HistoryTurns { id, .. }
+            | Self::SearchHits { id, .. }
+            | Self::Forgotten { id, .. }
+            | Self::HistoryState { id, .. }
             | Self::Event { id, .. }
             | Self::Error { id, .. }
             | Self::Inject { id, .. }

@@ -75,6 +75,8 @@ fn every_message() -> Vec<Message> {
                 preset: "claude".into(),
                 bracketed_paste: true,
                 spool: Some("/run/user/1/clippy/sessions/abc/spool".into()),
+                cwd: None,
+                no_history: false,
             },
             progress: Some(Progress {
                 spool_size: 4096,
@@ -339,6 +341,7 @@ fn every_message() -> Vec<Message> {
             exit_code: None,
             cwd: None,
             timestamp: None,
+            turn_id: None,
         },
         Message::Status {
             id: 20,

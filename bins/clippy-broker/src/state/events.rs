@@ -130,9 +130,14 @@ impl EventLog {
             .filter(move |e| e.id > since && passes(filter, &e.kind))
     }
 
+    /// Makes the next event's id `last_id + 1` (ids continue where a stored history ended).
+    pub(super) fn continue_after(&mut self, last_id: u64) {
+        self.last_id = self.last_id.max(last_id);
+    }
+
     /// How many events after `since` are no longer kept (0 when the history reaches back to
     /// it).
-    fn missed_after(&self, since: u64) -> u64 {
+    pub(super) fn missed_after(&self, since: u64) -> u64 {
         self.oldest_id().saturating_sub(since.saturating_add(1))
     }
 }
@@ -143,6 +148,16 @@ impl State {
         let overtaken = self.events.emit(self.clock, record, out);
         for conn in overtaken {
             out.extend(self.drop_lagging(conn));
+        }
+        if let Some(stamped) = self.events.history.back().cloned() {
+            let time = self.clock;
+            self.record(
+                super::history::Record::Event {
+                    event: stamped,
+                    time,
+                },
+                out,
+            );
         }
     }
 

@@ -750,6 +750,7 @@ impl State {
                             exit_code: None,
                             cwd: None,
                             timestamp: None,
+                            turn_id: None,
                         },
                         send: send.take(),
                     },
@@ -767,6 +768,14 @@ impl State {
                 else {
                     return budget;
                 };
+                // Every turn up to this prompt recorded first (the wrapper sends a turn once its
+                // text is rendered, which may be after the prompt): a `get_turn` right after the
+                // reply reads the turn that ended here, not the one before.
+                let latest = self.registry.latest(&waiter.session).ok();
+                if latest.map_or(0, |r| r.turn_id().seq()) < progress.turns {
+                    return budget;
+                }
+                let turn_id = latest.map(|r| r.turn_id().to_string());
                 let end = progress.spool_size.max(prompt);
                 let (id, send) = (waiter.id, send.take());
                 let (exit_code, cwd, timestamp) = (
@@ -787,6 +796,7 @@ impl State {
                         exit_code,
                         cwd,
                         timestamp,
+                        turn_id,
                     },
                     send,
                 }
@@ -1558,6 +1568,7 @@ pub(super) mod tests {
                         exit_code: None,
                         cwd: None,
                         timestamp: None,
+                        turn_id: None,
                     }
                 ),
             ]
@@ -1673,6 +1684,47 @@ pub(super) mod tests {
         );
         match fx.to_client(&actions).as_slice() {
             [Message::ExecResult { turn_id, .. }] => assert_eq!(turn_id.as_deref(), Some("s1:1")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_prompt_wait_answers_once_the_turn_that_ended_there_is_recorded() {
+        let mut fx = Fixture::new();
+        fx.prompt(b"$ ", None);
+        fx.submitted("ls");
+        fx.output(b"ls\na b\n");
+        let cursor = fx.progress.spool_size;
+        fx.ask(Message::WaitPrompt {
+            id: 24,
+            session: "s1".into(),
+            from_cursor: cursor,
+            timeout_ms: None,
+        });
+        // The prompt is reported before the turn's text is rendered and sent.
+        fx.progress.turns = 1;
+        let actions = fx.prompt(b"$ ", Some(0));
+        assert!(
+            fx.to_client(&actions).is_empty(),
+            "the turn is not recorded yet"
+        );
+        let actions = fx.st.handle(
+            fx.wrapper,
+            Message::TurnCompleted {
+                id: 3,
+                session: "s1".into(),
+                turn: crate::state::tests::turn_data(1, "a b\n"),
+            },
+            NOW,
+        );
+        match fx.to_client(&actions).as_slice() {
+            [
+                Message::Matched {
+                    id: 24, turn_id, ..
+                },
+            ] => {
+                assert_eq!(turn_id.as_deref(), Some("s1:1"));
+            }
             other => panic!("{other:?}"),
         }
     }

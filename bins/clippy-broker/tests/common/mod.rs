@@ -41,11 +41,18 @@ impl TempDir {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// No directory at all (what a broker handing its runtime dir on is left with).
+    fn placeholder() -> TempDir {
+        TempDir(PathBuf::new())
+    }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        if !self.0.as_os_str().is_empty() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
     }
 }
 
@@ -64,6 +71,7 @@ pub fn spawn(runtime: &Path, args: &[&str], stderr: &Path) -> Child {
         .arg("--foreground")
         .args(args)
         .env("XDG_RUNTIME_DIR", runtime)
+        .env("XDG_STATE_HOME", Path::new(runtime).join("state"))
         // The clipboard sink must fail the same way on a desktop as in CI.
         .env_remove("DISPLAY")
         .stdin(Stdio::null())
@@ -148,6 +156,12 @@ impl Broker {
         client
     }
 
+    /// The runtime dir of a stopped broker, for the next one.
+    pub fn take_runtime(mut self) -> TempDir {
+        assert!(self.child.is_none(), "stop the broker first");
+        std::mem::replace(&mut self.runtime, TempDir::placeholder())
+    }
+
     /// Sends SIGTERM and waits for the exit.
     pub fn stop(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("running");
@@ -210,6 +224,8 @@ pub fn session_info(session: &str, name: Option<&str>, bracketed_paste: bool) ->
         preset: "custom".into(),
         bracketed_paste,
         spool: None,
+        cwd: None,
+        no_history: false,
     }
 }
 

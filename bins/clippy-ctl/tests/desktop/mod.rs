@@ -224,6 +224,7 @@ pub fn base_env(command: &mut Command, dir: &TempDir) {
         )
         .env("HOME", dir.join("home"))
         .env("XDG_RUNTIME_DIR", dir.runtime())
+        .env("XDG_STATE_HOME", dir.runtime().join("state"))
         .env("LANG", "C.UTF-8")
         .current_dir(dir.path());
 }
@@ -359,6 +360,7 @@ impl OnTerminal {
             )
             .env("HOME", dir.join("home"))
             .env("XDG_RUNTIME_DIR", dir.runtime())
+            .env("XDG_STATE_HOME", dir.runtime().join("state"))
             .env("LANG", "C.UTF-8")
             .env("TERM", "dumb");
         let child = pair.slave.spawn(&spec).unwrap();

@@ -166,7 +166,9 @@ impl<'a> Ctl<'a> {
             .current_dir(self.dir.path())
             .stdin(Stdio::null());
         if self.runtime {
-            command.env("XDG_RUNTIME_DIR", self.dir.runtime());
+            command
+                .env("XDG_RUNTIME_DIR", self.dir.runtime())
+                .env("XDG_STATE_HOME", self.dir.runtime().join("state"));
         }
         let started = Instant::now();
         let out = command.output().expect("clippy-ctl runs");
@@ -710,6 +712,7 @@ impl RealBroker {
             )
             .env("HOME", dir.path().join("home"))
             .env("XDG_RUNTIME_DIR", dir.runtime())
+            .env("XDG_STATE_HOME", dir.runtime().join("state"))
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -764,6 +767,8 @@ impl FakeWrapper {
             preset: "generic".into(),
             bracketed_paste: false,
             spool: None,
+            cwd: None,
+            no_history: false,
         };
         let reply = client
             .request(|id| Message::Register {

@@ -1,0 +1,519 @@
+//! The history store's thread: the state machine's [`HistoryJob`]s run in order against a
+//! [`clippy_history::Store`] — records batched into one transaction with whatever else queued up
+//! meanwhile, queries answered after every record asked for before them — and the replies sent
+//! back to the event loop through a channel and its [`Waker`]. Nothing here runs on the event
+//! loop's thread, so a slow disk never stalls a request.
+//!
+//! A store that cannot be written (a read-only folder, a full disk) is a warning in the log and
+//! in `history_status`, never a crash: turns are still acknowledged and live operation goes on;
+//! writes are tried again with the next records, and the warning clears once one succeeds.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clippy_history::{HistoryError, Store, StoredTurn, TurnSummary};
+use clippy_proto::{
+    ErrorReason, EventRecord, Format, HistoryEntry, HistoryInfo, Message, SearchHit, TurnMeta,
+};
+use mio::Waker;
+
+use crate::log::Level;
+use crate::state::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
+
+/// How often the store is pruned to its age and size limits.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+/// Events a `list_events` from the store returns at most.
+const MAX_EVENTS: u32 = 100_000;
+
+/// What the thread sends back to the event loop.
+#[allow(clippy::large_enum_variant)] // moved through a channel one at a time
+#[derive(Debug)]
+pub enum HistoryOutput {
+    /// Send this message to this connection.
+    Reply(ConnId, Message),
+    /// Log this.
+    Log(Level, String),
+}
+
+/// The limits the store is kept to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Turns and events older than this many days are deleted (0: kept for ever).
+    pub max_age_days: u64,
+    /// The store is kept under this many bytes, oldest first (0: no limit).
+    pub max_bytes: u64,
+}
+
+/// The open store, and what the broker needs to start with it.
+pub struct Opened {
+    /// The store.
+    pub store: Store,
+    /// Its folder.
+    pub dir: PathBuf,
+    /// The newest event id stored: the broker's ids go on after it.
+    pub last_event_id: u64,
+}
+
+/// Opens the store in `dir`.
+///
+/// # Errors
+///
+/// The store's error (a folder that cannot be made, a file that is not a database…): the
+/// broker runs without history and says why.
+pub fn open(dir: PathBuf) -> Result<Opened, HistoryError> {
+    let store = Store::open(&dir)?;
+    let last_event_id = store.max_event_seq()?;
+    Ok(Opened {
+        store,
+        dir,
+        last_event_id,
+    })
+}
+
+/// Runs the thread: takes jobs until the sender is gone.
+pub fn run(
+    opened: Opened,
+    limits: Limits,
+    jobs: &Receiver<HistoryJob>,
+    output: &Sender<HistoryOutput>,
+    waker: &Arc<Waker>,
+) {
+    let mut worker = Worker {
+        store: opened.store,
+        dir: opened.dir,
+        limits,
+        problem: None,
+        output: output.clone(),
+        waker: Arc::clone(waker),
+        last_prune: None,
+    };
+    worker.prune();
+    while let Ok(first) = jobs.recv() {
+        // Whatever queued up behind the first job goes with it: records in one transaction.
+        let mut batch = vec![first];
+        loop {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    worker.run_batch(batch);
+                    return;
+                }
+            }
+        }
+        worker.run_batch(batch);
+        if worker
+            .last_prune
+            .is_none_or(|at: Instant| at.elapsed() >= PRUNE_EVERY)
+        {
+            worker.prune();
+        }
+    }
+}
+
+struct Worker {
+    store: Store,
+    dir: PathBuf,
+    limits: Limits,
+    /// Why the store cannot be written now, once a write failed.
+    problem: Option<String>,
+    output: Sender<HistoryOutput>,
+    waker: Arc<Waker>,
+    last_prune: Option<Instant>,
+}
+
+impl Worker {
+    /// Runs `batch` in order: consecutive records in one transaction, each query after them.
+    fn run_batch(&mut self, batch: Vec<HistoryJob>) {
+        let mut records = Vec::new();
+        let mut acks = Vec::new();
+        for job in batch {
+            match job {
+                HistoryJob::Record(record) => {
+                    if let HistoryRecord::Turn { ack: Some(ack), .. } = &record {
+                        acks.push(ack.clone());
+                    }
+                    records.push(record);
+                }
+                HistoryJob::Query { conn, id, query } => {
+                    self.write(&mut records, &mut acks);
+                    let reply = self.answer(id, query);
+                    self.send(HistoryOutput::Reply(conn, reply));
+                }
+            }
+        }
+        self.write(&mut records, &mut acks);
+    }
+
+    /// Stores `records` in one transaction, then sends the acknowledgements.
+    fn write(&mut self, records: &mut Vec<HistoryRecord>, acks: &mut Vec<(ConnId, Message)>) {
+        if records.is_empty() {
+            return;
+        }
+        let owned: Vec<HistoryRecord> = std::mem::take(records);
+        // What the rows borrow that the records do not hold as text: an event's JSON (as it is
+        // sent), a turn's id.
+        let texts: Vec<String> = owned
+            .iter()
+            .map(|record| match record {
+                HistoryRecord::Event { event, .. } => {
+                    serde_json::to_string(event).unwrap_or_default()
+                }
+                HistoryRecord::Turn { record, .. } => record.turn_id().to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        let rows: Vec<clippy_history::Record<'_>> = owned
+            .iter()
+            .zip(&texts)
+            .map(|(record, text)| row_of(record, text))
+            .collect();
+        match self.store.apply(&rows) {
+            Ok(()) => {
+                if let Some(problem) = self.problem.take() {
+                    self.log(
+                        Level::Info,
+                        format!("history: the store takes writes again (after: {problem})"),
+                    );
+                }
+            }
+            Err(e) => {
+                let problem = e.to_string();
+                if self.problem.as_deref() != Some(problem.as_str()) {
+                    self.log(
+                        Level::Warn,
+                        format!(
+                            "history: cannot store {} records in {}: {problem}; live operation goes on, they are not stored",
+                            rows.len(),
+                            self.dir.display()
+                        ),
+                    );
+                }
+                self.problem = Some(problem);
+            }
+        }
+        for (conn, reply) in acks.drain(..) {
+            self.send(HistoryOutput::Reply(conn, reply));
+        }
+    }
+
+    fn answer(&mut self, id: u32, query: HistoryQuery) -> Message {
+        let failed = |e: HistoryError| {
+            Message::error(
+                id,
+                ErrorReason::HistoryFailed,
+                format!("the history store could not answer: {e}"),
+            )
+        };
+        // A session argument that names nothing stored is a typo more often than an empty past.
+        let session = match &query {
+            HistoryQuery::History { session, .. }
+            | HistoryQuery::Search { session, .. }
+            | HistoryQuery::Forget { session } => session.as_deref(),
+            _ => None,
+        };
+        if let Some(session) = session {
+            match self.store.sessions(session) {
+                Ok(found) if found.is_empty() => {
+                    return Message::error(
+                        id,
+                        ErrorReason::SessionNotFound,
+                        format!(
+                            "no stored session has the id, name or id prefix {session:?} (a session run with --no-history is never stored)"
+                        ),
+                    );
+                }
+                Ok(_) => {}
+                Err(e) => return failed(e),
+            }
+        }
+        match query {
+            HistoryQuery::History {
+                session,
+                since,
+                until,
+                limit,
+                live,
+            } => {
+                let query = clippy_history::HistoryQuery {
+                    session,
+                    since,
+                    until,
+                    limit,
+                };
+                match self.store.history(&query) {
+                    Ok(turns) => Message::HistoryTurns {
+                        id,
+                        turns: turns.iter().map(|t| entry_of(t, &live)).collect(),
+                    },
+                    Err(e) => failed(e),
+                }
+            }
+            HistoryQuery::Search {
+                query,
+                session,
+                since,
+                until,
+                limit,
+                live,
+            } => {
+                let query = clippy_history::SearchQuery {
+                    session,
+                    since,
+                    until,
+                    limit,
+                    ..clippy_history::SearchQuery::new(query)
+                };
+                match self.store.search(&query) {
+                    Ok(hits) => Message::SearchHits {
+                        id,
+                        hits: hits
+                            .iter()
+                            .map(|hit| SearchHit {
+                                entry: entry_of(&hit.turn, &live),
+                                snippet: hit.snippet.clone(),
+                            })
+                            .collect(),
+                    },
+                    Err(e) => failed(e),
+                }
+            }
+            HistoryQuery::Forget { session } => {
+                let forgotten = match &session {
+                    Some(session) => self.store.forget_session(session),
+                    None => self.store.forget_all(),
+                };
+                match forgotten {
+                    Ok(deleted) => {
+                        self.log(
+                            Level::Info,
+                            format!(
+                                "history: forgot {} turns and {} events of {}",
+                                deleted.turns,
+                                deleted.events,
+                                session.as_deref().unwrap_or("every session")
+                            ),
+                        );
+                        Message::Forgotten {
+                            id,
+                            turns: deleted.turns,
+                        }
+                    }
+                    Err(e) => failed(e),
+                }
+            }
+            HistoryQuery::Status => match self.store.stats() {
+                Ok(stats) => Message::HistoryState {
+                    id,
+                    history: HistoryInfo {
+                        enabled: true,
+                        path: Some(self.dir.display().to_string()),
+                        turns: stats.turns,
+                        events: stats.events,
+                        bytes: stats.bytes,
+                        problem: self.problem.clone(),
+                    },
+                },
+                Err(e) => failed(e),
+            },
+            HistoryQuery::Turn {
+                which,
+                format,
+                missing,
+            } => match self.stored_turn(&which) {
+                Ok(Some(turn)) => {
+                    let content = match format {
+                        Format::Raw => Some(turn.content.clone()),
+                        Format::Text => Some(turn.text.clone().into_bytes()),
+                        Format::Message => turn.message.clone().map(String::into_bytes),
+                    };
+                    match content {
+                        Some(content) => Message::Turn {
+                            id,
+                            turn: meta_of(&turn),
+                            content,
+                        },
+                        None => Message::error(
+                            id,
+                            ErrorReason::NoMessage,
+                            format!(
+                                "turn {} has no final message from the agent's hooks: ask for text or raw",
+                                turn.summary.turn_id
+                            ),
+                        ),
+                    }
+                }
+                // Not stored either: memory's answer stands.
+                Ok(None) => Message::error(id, missing.0, missing.1),
+                Err(e) => failed(e),
+            },
+            HistoryQuery::Events { since, types } => {
+                match self.store.events_since(since, MAX_EVENTS) {
+                    Ok(events) => Message::Events {
+                        id,
+                        events: events
+                            .into_iter()
+                            .filter_map(|stored| {
+                                serde_json::from_str::<EventRecord>(&stored.payload).ok()
+                            })
+                            .filter(|event| passes(&types, &event.kind))
+                            .collect(),
+                    },
+                    Err(e) => failed(e),
+                }
+            }
+        }
+    }
+
+    /// A turn by id, or the latest of the sessions a session argument names.
+    fn stored_turn(&self, which: &str) -> Result<Option<StoredTurn>, HistoryError> {
+        if which.contains(':') {
+            self.store.get_turn(which)
+        } else {
+            self.store.latest_turn(which)
+        }
+    }
+
+    /// Deletes what is past the age and size limits.
+    fn prune(&mut self) {
+        self.last_prune = Some(Instant::now());
+        let max_age = (self.limits.max_age_days > 0)
+            .then(|| Duration::from_secs(self.limits.max_age_days.saturating_mul(86_400)));
+        let max_bytes = (self.limits.max_bytes > 0).then_some(self.limits.max_bytes);
+        match self.store.prune(max_age, max_bytes, wall_ms()) {
+            Ok(deleted) if deleted.turns == 0 && deleted.events == 0 => {}
+            Ok(deleted) => self.log(
+                Level::Info,
+                format!(
+                    "history: pruned {} turns and {} events past the age or size limit",
+                    deleted.turns, deleted.events
+                ),
+            ),
+            Err(e) => self.log(Level::Warn, format!("history: cannot prune: {e}")),
+        }
+    }
+
+    fn log(&self, level: Level, line: String) {
+        self.send(HistoryOutput::Log(level, line));
+    }
+
+    fn send(&self, output: HistoryOutput) {
+        // The event loop is gone only when the broker stops.
+        if self.output.send(output).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+/// Whether an event of type `kind` passes `filter` (as the event stream's filter: an entry is
+/// a type or a category before the dot).
+fn passes(filter: &[String], kind: &str) -> bool {
+    filter.is_empty()
+        || filter.iter().any(|f| {
+            f == kind
+                || kind
+                    .split_once('.')
+                    .is_some_and(|(category, _)| category == f)
+        })
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The store's row for a record (`text`: an event's JSON, a turn's id).
+fn row_of<'a>(record: &'a HistoryRecord, text: &'a str) -> clippy_history::Record<'a> {
+    match record {
+        HistoryRecord::Session {
+            session,
+            name,
+            command,
+            cwd,
+            started_at,
+        } => clippy_history::Record::Session(clippy_history::SessionRecord {
+            key: session,
+            name: name.as_deref(),
+            command,
+            cwd: cwd.as_deref(),
+            started_at: *started_at,
+        }),
+        HistoryRecord::SessionEnded {
+            session,
+            ended_at,
+            exit_code,
+            signal,
+        } => clippy_history::Record::SessionEnd(clippy_history::SessionEnd {
+            key: session,
+            ended_at: *ended_at,
+            exit_code: *exit_code,
+            signal: *signal,
+        }),
+        HistoryRecord::Turn { record, .. } => {
+            let meta = record.meta();
+            clippy_history::Record::Turn(clippy_history::TurnRecord {
+                turn_id: text,
+                session: record.turn_id().session(),
+                seq: record.turn_id().seq(),
+                started_at: None,
+                ended_at: meta.timestamp_ms,
+                input: meta.input.as_deref(),
+                content: record.content(),
+                text: record.text(),
+                message: record.message(),
+                interrupted: meta.interrupted,
+                truncated: meta.truncated,
+                exit_code: meta.exit_code,
+                cwd: meta.cwd.as_deref(),
+                spool_span: meta.spool_span,
+            })
+        }
+        HistoryRecord::Event { event, time } => {
+            clippy_history::Record::Event(clippy_history::EventRecord {
+                seq: event.id,
+                time: *time,
+                kind: &event.kind,
+                session: event.session.as_deref(),
+                payload: text,
+            })
+        }
+    }
+}
+
+/// A stored turn as a history entry (`live`: the sessions registered now).
+fn entry_of(turn: &TurnSummary, live: &[String]) -> HistoryEntry {
+    HistoryEntry {
+        turn_id: turn.turn_id.clone(),
+        session: turn.session.clone(),
+        name: turn.session_name.clone(),
+        command: turn.command.clone(),
+        cwd: turn.cwd.clone(),
+        timestamp: turn.ended_at,
+        byte_length: u32::try_from(turn.content_bytes).unwrap_or(u32::MAX),
+        input: turn.input.clone(),
+        exit_code: turn.exit_code,
+        live: live.contains(&turn.session),
+    }
+}
+
+/// A stored turn's metadata, as `get_turn` gives it.
+fn meta_of(turn: &StoredTurn) -> TurnMeta {
+    let summary = &turn.summary;
+    TurnMeta {
+        turn_id: summary.turn_id.clone(),
+        timestamp: summary.ended_at,
+        byte_length: u32::try_from(summary.content_bytes).unwrap_or(u32::MAX),
+        interrupted: summary.interrupted,
+        truncated: summary.truncated,
+        exit_code: summary.exit_code,
+        cwd: summary.cwd.clone(),
+        input: summary.input.clone(),
+        spool_span: summary.spool_span,
+        message_length: summary
+            .message_bytes
+            .map(|bytes| u32::try_from(bytes).unwrap_or(u32::MAX)),
+    }
+}

@@ -1,0 +1,261 @@
+//! The history store's faults, against a real broker: a store that cannot be opened, one whose
+//! file system turns read-only, one on a full disk. Live operation must lose nothing and nothing
+//! may crash; the problem shows in `history_status`, and writes resume once the cause is gone.
+//!
+//! The read-only and full-disk cases mount a small tmpfs (as root, with the right to mount);
+//! where that cannot be done they print why and pass, as the desktop tests do without a display.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use clippy_proto::{Client, ErrorReason, Format, HistoryInfo, Message, ProtoError};
+
+use common::{Broker, TempDir, WAIT, report};
+
+/// `--config` with ages kept for ever: the harness's turns are stamped in 2023, which the
+/// default 90 days would prune at the next start.
+fn keep_for_ever(runtime: &TempDir) -> Vec<String> {
+    let config = runtime.path().join("config.toml");
+    fs::write(&config, "[history]\nmax_age_days = 0\n").expect("config");
+    vec!["--config".into(), config.display().to_string()]
+}
+
+fn start(runtime: TempDir) -> Broker {
+    let args = keep_for_ever(&runtime);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Broker::start_in(runtime, &args)
+}
+
+fn history_status(client: &mut Client) -> HistoryInfo {
+    match client
+        .request(|id| Message::HistoryStatus { id })
+        .expect("history_status")
+    {
+        Message::HistoryState { history, .. } => history,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The ids of the stored turns, newest first.
+fn stored(client: &mut Client) -> Vec<String> {
+    match client
+        .request(|id| Message::History {
+            id,
+            session: None,
+            since: None,
+            until: None,
+            limit: Some(1000),
+        })
+        .expect("history")
+    {
+        Message::HistoryTurns { turns, .. } => turns.into_iter().map(|t| t.turn_id).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn content(client: &mut Client, turn_id: &str) -> Vec<u8> {
+    match client
+        .request(|id| Message::GetTurn {
+            id,
+            turn_id: turn_id.into(),
+            format: Format::Raw,
+        })
+        .expect("get_turn")
+    {
+        Message::Turn { content, .. } => content,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Polls `history_status` until `done` says so (the history thread reports asynchronously).
+fn status_until(
+    client: &mut Client,
+    what: &str,
+    done: impl Fn(&HistoryInfo) -> bool,
+) -> HistoryInfo {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = history_status(client);
+        if done(&status) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{what}: {status:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A tmpfs mounted at `runtime/state` (the broker's `XDG_STATE_HOME` in these tests), unmounted
+/// on drop; `None` (with the reason printed) where this process may not mount.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(runtime: &Path, size: &str) -> Option<Tmpfs> {
+        let dir = runtime.join("state");
+        fs::create_dir_all(&dir).expect("mount point");
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(&dir)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Tmpfs(dir)),
+            Ok(out) => {
+                eprintln!(
+                    "skipped: cannot mount a tmpfs here ({})",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: cannot run mount ({e})");
+                None
+            }
+        }
+    }
+
+    fn remount(&self, mode: &str) {
+        let out = Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(&self.0)
+            .output()
+            .expect("run mount");
+        assert!(
+            out.status.success(),
+            "remount {mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_store_that_cannot_be_opened_leaves_the_broker_serving_and_says_why() {
+    let runtime = TempDir::new();
+    // The store's folder cannot be made: XDG_STATE_HOME/clippy is a file.
+    fs::create_dir_all(runtime.path().join("state")).expect("state");
+    fs::write(runtime.path().join("state").join("clippy"), b"not a folder").expect("file");
+    let broker = start(runtime);
+    let mut w = broker.wrapper("aaa", Some("rev"), false);
+    assert_eq!(report(&mut w, "aaa", 1, b"live turn", "live turn"), "aaa:1");
+    let mut client = broker.client();
+    assert_eq!(content(&mut client, "aaa:1"), b"live turn");
+    let status = history_status(&mut client);
+    assert!(status.enabled, "{status:?}");
+    assert!(status.problem.is_some(), "{status:?}");
+    match client.request(|id| Message::Search {
+        id,
+        query: "live".into(),
+        session: None,
+        since: None,
+        until: None,
+        limit: None,
+    }) {
+        Err(ProtoError::Broker {
+            reason, message, ..
+        }) => {
+            assert_eq!(reason, ErrorReason::HistoryFailed);
+            assert!(message.contains("history store"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        broker.stderr().contains("history: not kept"),
+        "{}",
+        broker.stderr()
+    );
+}
+
+#[test]
+fn a_store_on_a_read_only_disk_loses_no_live_turn() {
+    let runtime = TempDir::new();
+    let Some(tmpfs) = Tmpfs::mount(runtime.path(), "16m") else {
+        return;
+    };
+    let mut broker = start(runtime);
+    let mut w = broker.wrapper("aaa", Some("rev"), false);
+    report(&mut w, "aaa", 1, b"before", "before");
+    assert_eq!(stored(&mut broker.client()), ["aaa:1"]);
+    drop(w);
+    broker.stop();
+    // A file system cannot turn read-only under a file open for writing: between brokers.
+    tmpfs.remount("ro");
+    let runtime = broker.take_runtime();
+    let mut broker = start(runtime);
+    let mut w = broker.wrapper("bbb", Some("rev"), false);
+    let mut client = broker.client();
+    for seq in 1..=3 {
+        // Each is acknowledged (report waits for turn_recorded) and served live.
+        let text = format!("while read-only {seq}");
+        let turn_id = report(&mut w, "bbb", seq, text.as_bytes(), &text);
+        assert_eq!(content(&mut client, &turn_id), text.as_bytes());
+    }
+    let status = history_status(&mut client);
+    assert!(status.enabled && status.problem.is_some(), "{status:?}");
+    assert!(
+        broker.stderr().contains("history: not kept"),
+        "{}",
+        broker.stderr()
+    );
+    drop(w);
+    broker.stop();
+
+    tmpfs.remount("rw");
+    let runtime = broker.take_runtime();
+    let broker = start(runtime);
+    let mut client = broker.client();
+    assert_eq!(history_status(&mut client).problem, None);
+    // What was stored before is all there; what came while it could not be written is not.
+    assert_eq!(stored(&mut client), ["aaa:1"], "{}", broker.stderr());
+    assert_eq!(content(&mut client, "aaa:1"), b"before");
+}
+
+#[test]
+fn a_store_on_a_full_disk_loses_no_live_turn() {
+    let runtime = TempDir::new();
+    let Some(tmpfs) = Tmpfs::mount(runtime.path(), "4m") else {
+        return;
+    };
+    let broker = start(runtime);
+    let mut w = broker.wrapper("aaa", Some("rev"), false);
+    let mut client = broker.client();
+    report(&mut w, "aaa", 1, b"first", "first");
+    // Fill the disk, then keep reporting turns of 64 KiB until the store says it is full.
+    let filler = tmpfs.0.join("filler");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut file = fs::File::create(&filler).expect("filler");
+    while std::io::Write::write_all(&mut file, &chunk).is_ok() {}
+    drop(file);
+    let big = vec![b'y'; 64 * 1024];
+    let mut seq = 2;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let turn_id = report(&mut w, "aaa", seq, &big, "y");
+        assert_eq!(content(&mut client, &turn_id), big, "served live");
+        seq += 1;
+        if history_status(&mut client).problem.is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the store never filled up");
+    }
+    let status = history_status(&mut client);
+    assert!(status.enabled, "{status:?}");
+    // Space again: the next turn is stored.
+    fs::remove_file(&filler).expect("free the disk");
+    report(&mut w, "aaa", seq, b"after", "after");
+    status_until(&mut client, "the problem cleared", |s| s.problem.is_none());
+    assert!(stored(&mut client).contains(&format!("aaa:{seq}")));
+}

@@ -1,0 +1,562 @@
+//! Harness of clippy-mcp's end-to-end tests: a private folder whose `run/` is the
+//! `XDG_RUNTIME_DIR`, a real `clippy-broker` there, real sessions started with `clippy-ctl spawn`
+//! (bash with shell integration, a Python REPL), and the MCP client — `tests/client/drive.py`,
+//! on the official MCP Python SDK — run against them, one scenario per run.
+//!
+//! The binaries: `clippy-mcp` is this package's (`CARGO_BIN_EXE_clippy-mcp`); `clippy-broker`,
+//! `clippy-session` and `clippy-ctl` are taken from the same target folder. `cargo test -p
+//! clippy-mcp` does not build those other packages: `cargo build -p clippy-session -p
+//! clippy-broker -p clippy-ctl` must have run (as `cargo xtask ci`'s `cargo test --workspace`
+//! does: it builds every package's binaries before it runs any test). A missing one is built
+//! here; one older than its sources is used as it is.
+//!
+//! Without the SDK (`python3 -c 'import mcp'` fails) a test says "skipped" and passes, unless
+//! `CLIPPY_REQUIRE_MCP_TESTS=1` (`.ci/run`, which installs it): then it fails.
+//!
+//! Every process a test starts carries its private `XDG_RUNTIME_DIR` in its environment; when the
+//! test ends, pass or fail, the sessions' process groups and then every process still carrying
+//! that folder are killed by pid, and the folder is removed. Nothing sleeps to synchronise: every
+//! wait is for a condition, under a deadline that only fails a test that hangs.
+
+#![allow(dead_code)] // Not every test uses every helper.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a whole scenario may run (the driver's own deadline is shorter).
+pub const SCENARIO_DEADLINE: Duration = Duration::from_secs(480);
+/// How long starting the broker or a session may take.
+pub const START_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Set to 1 where the SDK is installed (CI): a test that would skip fails instead.
+pub const REQUIRE: &str = "CLIPPY_REQUIRE_MCP_TESTS";
+
+/// This package's binary.
+pub fn mcp_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_clippy-mcp"))
+}
+
+/// Another package's binary next to `clippy-mcp` (see the module's documentation), built if
+/// missing.
+pub fn workspace_bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let mcp = mcp_bin();
+    let dir = mcp.parent().expect("the target folder");
+    let bin = dir.join(name);
+    if !bin.exists() {
+        let built = BUILT.get_or_init(|| {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = Command::new(cargo);
+            build
+                .args([
+                    "build",
+                    "-p",
+                    "clippy-broker",
+                    "-p",
+                    "clippy-session",
+                    "-p",
+                    "clippy-ctl",
+                    "--bins",
+                ])
+                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+            if dir.file_name() == Some(OsStr::new("release")) {
+                build.arg("--release");
+            }
+            let out = build
+                .output()
+                .map_err(|e| format!("cannot run cargo: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            }
+        });
+        if let Err(e) = built {
+            panic!(
+                "{} is missing and `cargo build -p clippy-broker -p clippy-session -p clippy-ctl` \
+                 failed:\n{e}",
+                bin.display()
+            );
+        }
+    }
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build -p clippy-session -p clippy-broker -p clippy-ctl`",
+        bin.display()
+    );
+    bin
+}
+
+/// The MCP client.
+pub fn driver() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/client/drive.py")
+}
+
+/// The guessing program of seed 002 §8.
+pub fn guess_program() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/guess.py")
+}
+
+/// The test cannot run here: says so on stderr (which libtest does not capture), or fails where
+/// [`REQUIRE`] is 1.
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    let required = std::env::var_os(REQUIRE).is_some_and(|v| v == "1");
+    assert!(
+        !required,
+        "{test}: {reason}; {REQUIRE}=1 says the MCP tests must run here"
+    );
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {reason}");
+}
+
+/// The Python interpreter itself (`python3` on `PATH` may be a shim, such as pyenv's, that needs
+/// the runner's `HOME`), when it has the MCP SDK; else why not.
+fn python_with_sdk() -> Result<PathBuf, String> {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .map_err(|e| format!("python3 does not run ({e})"))?;
+            let python = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            if !out.status.success() || !python.is_absolute() {
+                return Err("python3 does not name its interpreter".into());
+            }
+            // As the driver will run: a clean environment, another HOME.
+            let sdk = Command::new(&python)
+                .args(["-c", "import mcp, jsonschema"])
+                .env_clear()
+                .env("PATH", path_var())
+                .env("HOME", std::env::temp_dir())
+                .env("LANG", "C.UTF-8")
+                .output()
+                .map_err(|e| format!("{} does not run ({e})", python.display()))?;
+            if sdk.status.success() {
+                Ok(python)
+            } else {
+                Err("the Python MCP SDK is not installed (pip install mcp)".into())
+            }
+        })
+        .clone()
+}
+
+fn path_var() -> std::ffi::OsString {
+    std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())
+}
+
+/// A private folder (0700), removed on drop: `run/` is the `XDG_RUNTIME_DIR`, `home/` the
+/// `HOME`.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("clippy-mcp-{tag}-{}-{nanos:x}", std::process::id()));
+        for dir in [path.clone(), path.join("run"), path.join("home")] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        }
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn runtime(&self) -> PathBuf {
+        self.0.join("run")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.0.join("home")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a driver run printed.
+#[derive(Debug)]
+pub struct Driven {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Driven {
+    /// The facts the driver reported (`RESULT {json}` lines), merged.
+    pub fn results(&self) -> serde_json::Map<String, Value> {
+        let mut all = serde_json::Map::new();
+        for line in self.stdout.lines() {
+            if let Some(json) = line.strip_prefix("RESULT ") {
+                let value: Value = serde_json::from_str(json)
+                    .unwrap_or_else(|e| panic!("a RESULT line is JSON ({e}): {line}"));
+                if let Value::Object(map) = value {
+                    all.extend(map);
+                }
+            }
+        }
+        all
+    }
+
+    /// One reported fact.
+    pub fn result(&self, key: &str) -> Value {
+        self.results()
+            .remove(key)
+            .unwrap_or_else(|| panic!("the driver reported no {key}:\n{}", self.stdout))
+    }
+}
+
+/// A test's world: its folder, its broker, its sessions.
+pub struct Fixture {
+    pub dir: TempDir,
+    python: PathBuf,
+    broker: Option<Child>,
+    /// The sessions' programs (each the leader of its process group).
+    programs: Vec<u32>,
+}
+
+impl Fixture {
+    /// A private folder and a broker answering in it; `None` (the test skipped) without the SDK.
+    pub fn start(tag: &str) -> Option<Fixture> {
+        let python = match python_with_sdk() {
+            Ok(python) => python,
+            Err(reason) => {
+                skip(&reason);
+                return None;
+            }
+        };
+        let dir = TempDir::new(tag);
+        let mut fixture = Fixture {
+            dir,
+            python,
+            broker: None,
+            programs: Vec::new(),
+        };
+        let log = std::fs::File::create(fixture.dir.path().join("broker.log")).expect("a log");
+        let mut command = Command::new(workspace_bin("clippy-broker"));
+        fixture.env(&mut command);
+        command
+            .arg("--foreground")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .process_group(0);
+        fixture.broker = Some(command.spawn().expect("start clippy-broker"));
+        let deadline = Instant::now() + START_DEADLINE;
+        loop {
+            let out = fixture.ctl(&["--json", "list-sessions"]);
+            if out.status.success() {
+                break;
+            }
+            if let Some(Ok(Some(status))) = fixture.broker.as_mut().map(Child::try_wait) {
+                panic!("clippy-broker exited before answering: {status}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "clippy-broker did not answer: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(fixture)
+    }
+
+    /// The environment every process of the test gets: nothing of the runner's but `PATH`.
+    fn env(&self, command: &mut Command) {
+        command
+            .env_clear()
+            .env("PATH", path_var())
+            .env("HOME", self.dir.home())
+            .env("XDG_RUNTIME_DIR", self.dir.runtime())
+            .env("XDG_STATE_HOME", self.dir.runtime().join("state"))
+            .env("LANG", "C.UTF-8")
+            .current_dir(self.dir.path());
+    }
+
+    /// `clippy-ctl ARGS…`, run to its end.
+    pub fn ctl(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(workspace_bin("clippy-ctl"));
+        self.env(&mut command);
+        command
+            .args(["--timeout", "60000"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("clippy-ctl runs")
+    }
+
+    /// `clippy-ctl spawn --name NAME ARGS…` in `home/`: the session id, once the session is idle
+    /// at its first prompt.
+    pub fn spawn(&mut self, name: &str, args: &[&str]) -> String {
+        let home = self.dir.home();
+        let mut all = vec![
+            "spawn",
+            "--name",
+            name,
+            "--cwd",
+            home.to_str().expect("a UTF-8 path"),
+        ];
+        all.extend_from_slice(args);
+        let out = self.ctl(&all);
+        assert!(
+            out.status.success(),
+            "clippy-ctl {all:?}: {}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        // Registered is not yet ready: the program's first prompt makes the session idle.
+        let ready = self.ctl(&["wait-prompt", name, "--from", "0"]);
+        assert!(
+            ready.status.success(),
+            "{name}'s first prompt: {}\nstdout: {}\nstderr: {}",
+            ready.status,
+            String::from_utf8_lossy(&ready.stdout),
+            String::from_utf8_lossy(&ready.stderr)
+        );
+        let status = self.ctl(&["--json", "status", name]);
+        let status: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
+        let pid = status["session_status"]["pid"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("status {name} has a pid: {status}"));
+        self.programs
+            .push(u32::try_from(pid).expect("a pid fits u32"));
+        id
+    }
+
+    /// A bash session with shell integration (exit codes and cwd at each prompt), in `home/`.
+    pub fn bash(&mut self, name: &str) -> String {
+        self.spawn(
+            name,
+            &["--shell-integration", "--", "bash", "--norc", "--noprofile"],
+        )
+    }
+
+    /// A Python REPL session (preset python).
+    pub fn repl(&mut self, name: &str) -> String {
+        let python = self.python.to_str().expect("a UTF-8 path").to_owned();
+        self.spawn(name, &["--preset", "python", "--", &python, "-q"])
+    }
+
+    /// Runs the driver's `scenario` to its end and checks it passed and no clippy-mcp panicked.
+    pub fn drive(&self, scenario: &str) -> Driven {
+        let mut command = Command::new(&self.python);
+        self.env(&mut command);
+        command
+            .arg(driver())
+            .arg(scenario)
+            .env("CLIPPY_MCP", mcp_bin())
+            .env("CLIPPY_CTL", workspace_bin("clippy-ctl"))
+            .env("CLIPPY_TEST_DIR", self.dir.path())
+            .env("CLIPPY_TEST_PYTHON", &self.python)
+            .env("CLIPPY_TEST_GUESS", guess_program())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let started = Instant::now();
+        let mut child = command.spawn().expect("start the MCP client");
+        let stdout = drain(child.stdout.take().expect("piped"));
+        let stderr = drain(child.stderr.take().expect("piped"));
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for the MCP client") {
+                break Some(status);
+            }
+            if started.elapsed() > SCENARIO_DEADLINE {
+                kill_group(child.id());
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let driven = Driven {
+            stdout: String::from_utf8_lossy(&stdout.join().unwrap_or_default()).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr.join().unwrap_or_default()).into_owned(),
+        };
+        let elapsed = started.elapsed();
+        let shown = || {
+            format!(
+                "--- the client's transcript ---\n{}\n--- its stderr ---\n{}\n--- clippy-mcp's \
+                 stderr ---\n{}",
+                driven.stdout,
+                driven.stderr,
+                self.mcp_stderr()
+            )
+        };
+        let Some(status) = status else {
+            panic!(
+                "scenario {scenario} did not end within {SCENARIO_DEADLINE:?}\n{}",
+                shown()
+            );
+        };
+        assert!(
+            status.success() && driven.stdout.ends_with(&format!("PASS {scenario}\n")),
+            "scenario {scenario} failed ({status}) after {elapsed:?}\n{}",
+            shown()
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "scenario {scenario}: passed in {:.1} s",
+            elapsed.as_secs_f64()
+        );
+        self.assert_no_panic();
+        driven
+    }
+
+    /// What every clippy-mcp of the test wrote on stderr, file by file.
+    pub fn mcp_stderr(&self) -> String {
+        let mut shown = String::new();
+        for (path, text) in self.mcp_logs() {
+            shown.push_str(&format!("[{}]\n{text}\n", path.display()));
+        }
+        shown
+    }
+
+    fn mcp_logs(&self) -> Vec<(PathBuf, String)> {
+        let mut logs: Vec<(PathBuf, String)> = std::fs::read_dir(self.dir.path())
+            .expect("the test's folder")
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                let name = path.file_name()?.to_str()?;
+                (name.starts_with("mcp-") && name.ends_with(".stderr")).then_some(path)
+            })
+            .map(|path| {
+                let text =
+                    String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+                (path, text)
+            })
+            .collect();
+        logs.sort();
+        logs
+    }
+
+    /// No clippy-mcp of the test panicked (each one's stderr was kept).
+    pub fn assert_no_panic(&self) {
+        let logs = self.mcp_logs();
+        assert!(!logs.is_empty(), "the driver kept clippy-mcp's stderr");
+        for (path, text) in logs {
+            assert!(
+                !text.contains("panicked"),
+                "clippy-mcp panicked ({}):\n{text}",
+                path.display()
+            );
+        }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        // The sessions' programs, with their process groups (their wrappers then end), also
+        // those a scenario spawned; only processes of this test's runtime folder.
+        let mut programs: BTreeSet<u32> = self.programs.iter().copied().collect();
+        if self.broker.is_some() {
+            let listed = self.ctl(&["--json", "list-sessions"]);
+            let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
+            for session in listed["sessions"].as_array().into_iter().flatten() {
+                if let Some(pid) = session["pid"].as_u64().and_then(|p| u32::try_from(p).ok()) {
+                    programs.insert(pid);
+                }
+            }
+        }
+        let marker = self.marker();
+        for pid in programs {
+            if carries(pid, &marker) {
+                kill_group(pid);
+            }
+        }
+        if let Some(mut broker) = self.broker.take() {
+            let _ = broker.kill();
+            let _ = broker.wait();
+        }
+        // Anything else still running with this test's runtime folder: wrappers, a clippy-mcp.
+        for pid in processes_carrying(&marker) {
+            kill_pid(pid);
+        }
+        if std::thread::panicking() {
+            let log =
+                std::fs::read_to_string(self.dir.path().join("broker.log")).unwrap_or_default();
+            eprintln!("--- clippy-broker's log ---\n{log}--- end ---");
+        }
+    }
+}
+
+impl Fixture {
+    /// The environment entry only this test's processes carry.
+    fn marker(&self) -> Vec<u8> {
+        let mut marker = b"XDG_RUNTIME_DIR=".to_vec();
+        marker.extend_from_slice(self.dir.runtime().as_os_str().as_encoded_bytes());
+        marker.push(0);
+        marker
+    }
+}
+
+/// Whether process `pid` has `entry` (`NAME=VALUE\0`) in its environment.
+fn carries(pid: u32, entry: &[u8]) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let mut with_start = vec![0];
+    with_start.extend_from_slice(&environ);
+    with_start
+        .windows(entry.len() + 1)
+        .any(|w| w[0] == 0 && &w[1..] == entry)
+}
+
+/// Every process that has `entry` in its environment.
+fn processes_carrying(entry: &[u8]) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != std::process::id() && carries(pid, entry))
+        .collect()
+}
+
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn kill_pid(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-s", "KILL", "--", &pid.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}

@@ -1,0 +1,215 @@
+//! Helpers of the store's tests: scratch folders, records, raw scans of the database files, and
+//! (as root) small tmpfs mounts.
+#![allow(dead_code, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use clippy_history::{EventRecord, SessionRecord, TurnRecord};
+
+/// A folder of its own per test, removed (with what is in it) when dropped.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "clippy-history-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        Scratch(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The store's folder inside.
+    pub fn store_dir(&self) -> PathBuf {
+        self.0.join("state").join("clippy")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        // A test may have left a folder read-only.
+        for dir in walk_dirs(&self.0) {
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_owned()];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.is_symlink() {
+                out.extend(walk_dirs(&path));
+            }
+        }
+    }
+    out
+}
+
+pub const COMMAND: &[&str] = &["claude", "--model", "opus"];
+
+pub fn command() -> Vec<String> {
+    COMMAND.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A session record (`command` from [`command`]).
+pub fn session<'a>(
+    key: &'a str,
+    name: Option<&'a str>,
+    command: &'a [String],
+    started_at: u64,
+) -> SessionRecord<'a> {
+    SessionRecord {
+        key,
+        name,
+        command,
+        cwd: Some("/src/app"),
+        started_at,
+    }
+}
+
+/// A turn of `session` with the given seq (id `<session>:<seq>`), completion time and text;
+/// its content is the text in bold.
+pub fn turn<'a>(
+    id: &'a str,
+    session: &'a str,
+    seq: u64,
+    ended_at: u64,
+    text: &'a str,
+    content: &'a [u8],
+) -> TurnRecord<'a> {
+    TurnRecord {
+        turn_id: id,
+        session,
+        seq,
+        started_at: Some(ended_at.saturating_sub(1000)),
+        ended_at,
+        input: None,
+        content,
+        text,
+        message: None,
+        interrupted: false,
+        truncated: false,
+        exit_code: None,
+        cwd: None,
+        spool_span: None,
+    }
+}
+
+/// An event with a JSON payload naming it.
+pub fn event<'a>(seq: u64, session: Option<&'a str>, payload: &'a str) -> EventRecord<'a> {
+    EventRecord {
+        seq,
+        time: 1_000 + seq,
+        kind: "turn.completed",
+        session,
+        payload,
+    }
+}
+
+/// The database's files in `dir` (`history.sqlite3`, `-wal`, `-shm`) that hold `needle`.
+pub fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir)
+        .expect("read the store's folder")
+        .flatten()
+    {
+        let path = entry.path();
+        let is_db = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("history.sqlite3"));
+        if is_db {
+            let bytes = std::fs::read(&path).expect("read a database file");
+            if bytes.windows(needle.len()).any(|w| w == needle) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Whether this process runs as root (where file modes do not stop writes).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A tmpfs mounted for a test (root only), unmounted when dropped.
+#[derive(Debug)]
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (`mount -o size=…`) at `at` (made if missing); `None`, with the
+    /// reason, when that cannot be done here.
+    pub fn mount(at: &Path, size: &str) -> Result<Tmpfs, String> {
+        if !is_root() {
+            return Err("not running as root".into());
+        }
+        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(at)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs(at.to_owned()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Remounts it read-only.
+    pub fn remount_read_only(&self) -> Result<(), String> {
+        let out = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&self.0)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "remount failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
