@@ -83,6 +83,8 @@ pub struct Config {
     pub program: PathBuf,
     /// The Python interpreter.
     pub python: PathBuf,
+    /// Whether the broker keeps its history store (the default, as installed).
+    pub history: bool,
 }
 
 impl Config {
@@ -98,6 +100,7 @@ impl Config {
             bin_dir,
             program: burst_program(),
             python: python().unwrap_or_else(|_| PathBuf::from("python3")),
+            history: true,
         }
     }
 }
@@ -916,6 +919,11 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     };
     let log = std::fs::File::create(world.dir.path().join("broker.log"))?;
     let mut broker = Command::new(config.bin_dir.join("clippy-broker"));
+    if !config.history {
+        let file = world.dir.path().join("no-history.toml");
+        std::fs::write(&file, "[history]\nenabled = false\n")?;
+        broker.arg("--config").arg(file);
+    }
     broker
         .args([
             "--foreground",

@@ -9,9 +9,11 @@
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
 //!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for,
-//!   hook and attach benches (which they write to `target/*-bench.md` themselves); the attach
+//!   hook, attach, mcp and history benches (which they write to `target/*-bench.md` themselves); the attach
 //!   bench (`--bench attach`) measures keystroke echo through `clippy-ctl attach` against the
-//!   direct wrapper and a 64 MiB burst with reading and stalled attached clients.
+//!   direct wrapper and a 64 MiB burst with reading and stalled attached clients; the mcp bench
+//!   (`--bench mcp`) measures `get_turn` and `list_sessions` as MCP tool calls through
+//!   `clippy-mcp` against the same requests over a `clippy_proto::Client` connection.
 //! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
 //!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
@@ -34,9 +36,10 @@ commands:
   ci                       fmt --check, clippy -D warnings, tests, fuzz smoke
   fuzz [--smoke] [SECONDS] run every fuzz target for SECONDS (default 60, --smoke: 20)
   bench [ARGS...]          detector bench [-- ARGS], wrapper and broker benches, their tables
-  soak [--seconds N] [--sessions N] [--clients N]
+  soak [--seconds N] [--sessions N] [--clients N] [--no-history]
                            release soak: N sessions driven through turns, N clients loading the
-                           broker (defaults 60 s, 64, 8); target/soak-report.{json,md}
+                           broker (defaults 60 s, 64, 8; the history store on unless
+                           --no-history); target/soak-report.{json,md}
 ";
 
 /// Seconds per fuzz target in a smoke run.
@@ -241,13 +244,15 @@ fn fuzz(secs: u64, required: bool) -> Result {
 /// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
 /// (which take none); then the three tables.
 /// The benches that write a table of their own, and its file in `target/`.
-const BENCH_TABLES: [(&str, &str); 6] = [
+const BENCH_TABLES: [(&str, &str); 8] = [
     ("wrapper", "wrapper-bench.md"),
     ("broker", "broker-bench.md"),
     ("spool_scan", "spool-scan-bench.md"),
     ("wait_for", "wait-for-bench.md"),
     ("hook", "hook-bench.md"),
     ("attach", "attach-bench.md"),
+    ("mcp", "mcp-bench.md"),
+    ("history", "history-bench.md"),
 ];
 
 fn bench(extra: &[String]) -> Result {
@@ -300,8 +305,10 @@ fn parse_soak(args: &[String]) -> Result<Vec<String>> {
         "--think-ms",
         "--out",
     ];
-    if args.len() % 2 != 0
-        || args
+    // `--no-history` stands alone; every other flag takes a value.
+    let valued: Vec<&String> = args.iter().filter(|a| *a != "--no-history").collect();
+    if valued.len() % 2 != 0
+        || valued
             .chunks(2)
             .any(|pair| !FLAGS.contains(&pair[0].as_str()))
     {
@@ -501,6 +508,7 @@ mod tests {
         let args = |a: &[&str]| parse_soak(&a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
         assert!(args(&[]).is_ok());
         assert!(args(&["--seconds", "30", "--sessions", "4"]).is_ok());
+        assert!(args(&["--no-history", "--seconds", "30"]).is_ok());
         assert!(args(&["--seconds"]).is_err());
         assert!(args(&["--bogus", "1"]).is_err());
     }

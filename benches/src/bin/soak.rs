@@ -1,5 +1,5 @@
 //! `soak [--seconds N] [--sessions N] [--clients N] [--ring-depth N] [--think-ms N] [--bin-dir DIR]
-//! [--out DIR]`: the soak test of `clippy_benches::soak` (run by `cargo xtask soak` in release).
+//! [--out DIR] [--no-history]`: the soak test of `clippy_benches::soak` (run by `cargo xtask soak` in release).
 //! Writes `soak-report.json` and `soak-report.md` to `--out` (default: the target directory) and
 //! prints the table; exits 1 when a turn was lost, a wait skipped a marker, a request failed or the
 //! broker's memory went over its bound, 2 when the run could not be set up, 4 on bad arguments.
@@ -11,7 +11,7 @@ use std::time::Duration;
 use clippy_benches::soak::{self, Config};
 
 const USAGE: &str = "usage: soak [--seconds N] [--sessions N] [--clients N] [--ring-depth N] \
-                     [--think-ms N] [--bin-dir DIR] [--out DIR]";
+                     [--think-ms N] [--bin-dir DIR] [--out DIR] [--no-history]";
 
 fn main() -> ExitCode {
     let exe_dir = std::env::current_exe()
@@ -23,6 +23,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
+        if args[i] == "--no-history" {
+            config.history = false;
+            i += 1;
+            continue;
+        }
         let value = args.get(i + 1);
         let number = value.and_then(|v| v.parse::<u64>().ok()).filter(|&n| n > 0);
         let ok = match (args[i].as_str(), number) {

@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -24,6 +25,69 @@ use crate::state::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
+/// Bytes of records queued for the store at most (turns' content, text and message; other
+/// records count [`SMALL_RECORD`]): past it, the records that arrive are not stored until the
+/// store has caught up, so a store slower than the sessions costs a bounded amount of memory.
+pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
+/// What a record other than a turn counts for in the backlog.
+const SMALL_RECORD: usize = 512;
+/// The history thread's scheduling priority (nice): below the event loop and the sessions, so
+/// under load the store falls behind rather than slowing requests.
+const NICE: i32 = 10;
+
+/// What the event loop and the history thread share about the records between them.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    /// Bytes queued ([`weight`] of each record), not yet written.
+    queued: AtomicUsize,
+    /// Records the event loop did not queue because the backlog was full.
+    skipped: AtomicU64,
+}
+
+impl Backlog {
+    /// Counts `record` in, unless that would pass [`MAX_BACKLOG`]: then `false`, and it is
+    /// counted as skipped.
+    pub fn admit(&self, record: &HistoryRecord) -> bool {
+        let weight = weight(record);
+        let queued = self.queued.load(Ordering::Relaxed);
+        if queued + weight > MAX_BACKLOG {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        self.queued.fetch_add(weight, Ordering::Relaxed);
+        true
+    }
+
+    /// `record` was written (or failed to be): it no longer counts.
+    fn done(&self, record: &HistoryRecord) {
+        let weight = weight(record);
+        // Saturating: the event loop only ever adds what this takes away.
+        let _ = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                Some(q.saturating_sub(weight))
+            });
+    }
+
+    /// Records not stored because the store fell behind, since the broker started.
+    pub fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+}
+
+/// What a record weighs in the backlog.
+fn weight(record: &HistoryRecord) -> usize {
+    match record {
+        HistoryRecord::Turn { record, .. } => {
+            record.content().len()
+                + record.text().len()
+                + record.message().map_or(0, str::len)
+                + SMALL_RECORD
+        }
+        _ => SMALL_RECORD,
+    }
+}
+
 /// Events a `list_events` from the store returns at most.
 const MAX_EVENTS: u32 = 100_000;
 
@@ -76,11 +140,16 @@ pub fn open(dir: PathBuf) -> Result<Opened, HistoryError> {
 pub fn run(
     opened: Opened,
     limits: Limits,
+    backlog: Arc<Backlog>,
     jobs: &Receiver<HistoryJob>,
     output: &Sender<HistoryOutput>,
     waker: &Arc<Waker>,
 ) {
+    // This thread only (a thread id names one thread to setpriority on Linux). Best effort: at
+    // worst the store competes with the sessions as an equal.
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), NICE);
     let mut worker = Worker {
+        backlog,
         store: opened.store,
         dir: opened.dir,
         limits,
@@ -114,6 +183,7 @@ pub fn run(
 }
 
 struct Worker {
+    backlog: Arc<Backlog>,
     store: Store,
     dir: PathBuf,
     limits: Limits,
@@ -193,6 +263,9 @@ impl Worker {
                 }
                 self.problem = Some(problem);
             }
+        }
+        for record in &owned {
+            self.backlog.done(record);
         }
         for (conn, reply) in acks.drain(..) {
             self.send(HistoryOutput::Reply(conn, reply));
@@ -313,7 +386,14 @@ impl Worker {
                         turns: stats.turns,
                         events: stats.events,
                         bytes: stats.bytes,
-                        problem: self.problem.clone(),
+                        problem: self.problem.clone().or_else(|| {
+                            let skipped = self.backlog.skipped();
+                            (skipped > 0).then(|| {
+                                format!(
+                                    "{skipped} records (turns and events) not stored since the broker started: the store fell behind the sessions"
+                                )
+                            })
+                        }),
                     },
                 },
                 Err(e) => failed(e),

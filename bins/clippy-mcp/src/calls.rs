@@ -51,6 +51,22 @@ pub enum Outcome {
 #[error("no tool is named {0:?}")]
 pub struct UnknownTool(pub String);
 
+/// Whether the tool `name` may take long: it waits on the broker, a session or a file (and so
+/// runs on a thread of its own).
+pub fn waits(name: &str) -> bool {
+    matches!(
+        name,
+        "wait_for"
+            | "wait_prompt"
+            | "expect_send"
+            | "exec"
+            | "end_session"
+            | "screen"
+            | "send"
+            | "deliver"
+    )
+}
+
 /// Runs the tool `name` with `args`.
 ///
 /// # Errors

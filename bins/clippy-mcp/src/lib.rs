@@ -52,8 +52,10 @@ pub fn serve_stdio(options: Options) -> Result<(), McpError> {
         .build()
         .map_err(McpError::Runtime)?;
     runtime.block_on(async move {
+        // Pipes (as MCP clients start their servers) are read and written on the runtime's own
+        // thread; anything else falls back to tokio's blocking stdio.
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .map_err(|e| McpError::Initialize(e.to_string()))?;
         running

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -64,13 +64,19 @@ impl Server {
         }
     }
 
-    /// Runs the tool `name` on a blocking thread.
+    /// Runs the tool `name`: one that waits (on the broker, the session, a file) on a blocking
+    /// thread, so it holds up nothing else; a quick one here (one round trip to a local broker,
+    /// bounded by its timeout) without the hand-off's cost.
     async fn run(&self, name: String, args: JsonObject) -> Result<Outcome, ErrorData> {
         let inner = Arc::clone(&self.inner);
-        let joined = tokio::task::spawn_blocking(move || {
-            calls::call(&inner.bridge, &inner.limits, &name, args)
-        })
-        .await;
+        let joined = if calls::waits(&name) {
+            tokio::task::spawn_blocking(move || {
+                calls::call(&inner.bridge, &inner.limits, &name, args)
+            })
+            .await
+        } else {
+            Ok(calls::call(&inner.bridge, &inner.limits, &name, args))
+        };
         match joined {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(UnknownTool(name))) => Err(ErrorData::invalid_params(
@@ -188,8 +194,8 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         Ok(match self.run(request.name.into_owned(), args).await? {
-            Outcome::Done(value) => CallToolResult::structured(value),
-            Outcome::Failed(value) => CallToolResult::structured_error(value),
+            Outcome::Done(value) => result_of(value, false),
+            Outcome::Failed(value) => result_of(value, true),
         }
         .into())
     }
@@ -283,6 +289,21 @@ impl ServerHandler for Server {
             .to_owned();
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
     }
+}
+
+/// A tool's result: the value as `structuredContent`, and the same JSON as its one text block
+/// (as the MCP spec asks, for clients that read only text).
+fn result_of(value: Value, failed: bool) -> CallToolResult {
+    // `to_string` rather than the `Display` the SDK's constructor uses: a 64 KiB turn is
+    // serialised in a fraction of the time.
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    let mut result = if failed {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    result.structured_content = Some(value);
+    result
 }
 
 /// Which part of a session a resource URI names.
