@@ -3,10 +3,10 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format, FrameDecoder, HookStats, InboxItem, MAX_FRAME,
-    MAX_SCREEN_BYTES, Message, Mode, PatternKind, Progress, ProtoError, Role, RouteInfo, RouteKind,
-    RouteSpec, ScreenData, SessionExit, SessionInfo, SessionState, SessionSummary, TurnData,
-    TurnMeta, WaitingState, decode, encode,
+    ErrorReason, EventRecord, Format, FrameDecoder, HistoryEntry, HistoryInfo, HookStats,
+    InboxItem, MAX_FRAME, MAX_SCREEN_BYTES, Message, Mode, PatternKind, Progress, ProtoError, Role,
+    RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit, SessionExit, SessionInfo, SessionState,
+    SessionSummary, TurnData, TurnMeta, WaitingState, decode, encode,
 };
 
 fn meta() -> TurnMeta {
@@ -421,6 +421,50 @@ fn every_message() -> Vec<Message> {
             id: 40,
             last_event_id: 7,
         },
+        Message::History {
+            id: 41,
+            session: Some("rev".into()),
+            since: Some(1_700_000_000_000),
+            until: None,
+            limit: Some(5),
+        },
+        Message::Search {
+            id: 42,
+            query: "migration \"lock".into(),
+            session: None,
+            since: None,
+            until: Some(1_800_000_000_000),
+            limit: None,
+        },
+        Message::ForgetHistory {
+            id: 43,
+            session: None,
+            all: true,
+        },
+        Message::HistoryStatus { id: 44 },
+        Message::HistoryTurns {
+            id: 41,
+            turns: vec![history_entry()],
+        },
+        Message::SearchHits {
+            id: 42,
+            hits: vec![SearchHit {
+                entry: history_entry(),
+                snippet: "the [migration] takes a [lock]".into(),
+            }],
+        },
+        Message::Forgotten { id: 43, turns: 12 },
+        Message::HistoryState {
+            id: 44,
+            history: HistoryInfo {
+                enabled: true,
+                path: Some("/home/u/.local/state/clippy".into()),
+                turns: 1234,
+                events: 5678,
+                bytes: 5_600_000,
+                problem: Some("disk full".into()),
+            },
+        },
         Message::error(13, ErrorReason::SessionNotFound, "no session \"zzz\""),
         Message::timeout(16, "nothing matched", 120),
         Message::Inject {
@@ -522,6 +566,21 @@ fn a_screen_too_large_for_a_frame_loses_its_oldest_lines_first() {
     assert_eq!((rows.lines.len(), rows.history), (1, 0));
     assert_eq!(rows.fit(4), 1);
     assert_eq!((rows.lines.len(), rows.history), (0, 0));
+}
+
+fn history_entry() -> HistoryEntry {
+    HistoryEntry {
+        turn_id: "abc:7".into(),
+        session: "abc".into(),
+        name: Some("rev".into()),
+        command: vec!["claude".into()],
+        cwd: Some("/src/app".into()),
+        timestamp: 1_700_000_000_123,
+        byte_length: 1834,
+        input: Some("look at the migration".into()),
+        exit_code: None,
+        live: false,
+    }
 }
 
 #[test]
