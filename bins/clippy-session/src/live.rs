@@ -37,8 +37,12 @@ const SIGNALS: Token = Token(2);
 const INJECT: Token = Token(3);
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
-/// Output handed to the tap thread at most this much at a time (and whenever the loop idles).
+/// Output handed to the tap thread at most this much at a time.
 const TAP_BATCH: usize = 32 * 1024;
+/// Output is handed to the tap thread when the loop would wait, but not more often than this:
+/// the first bytes after a pause go at once, and a flood goes in batches (a wake-up of the tap
+/// per PTY read would cost the byte path a CPU's share on a small machine).
+const TAP_INTERVAL: Duration = Duration::from_millis(1);
 /// How long the child has to go after a SIGTERM is forwarded to it before the wrapper hangs up
 /// its terminal (CONTRACTS/PTY.md, "Signals"): an interactive shell ignores SIGTERM.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -253,6 +257,7 @@ pub fn run(
         injected: inject_rx,
         from_tap: from_tap_rx,
         tap_out: Vec::with_capacity(TAP_BATCH),
+        tapped_at: Instant::now(),
         pending_input: VecDeque::new(),
         input_blocked: false,
         events: events.clone(),
@@ -362,6 +367,8 @@ struct Session {
     from_tap: std::sync::mpsc::Receiver<FromTap>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
     tap_out: Vec<u8>,
+    /// When output was last handed to the tap.
+    tapped_at: Instant,
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
     /// front a PTY buffer at a time.
     pending_input: VecDeque<u8>,
@@ -407,18 +414,26 @@ impl Session {
         // When the child, sent a SIGTERM, gets its terminal hung up if it is still there.
         let mut hangup_at: Option<Instant> = None;
         loop {
-            // Output for the tap is handed over in batches; before the loop would block, it
-            // hands over what it holds, so the tap is never behind an idle session.
-            // Attached clients' keys left unread go in as soon as the program takes input.
-            // A pending hang-up bounds the wait.
+            // Output for the tap is handed over in batches: when the loop would block, once
+            // `TAP_INTERVAL` has passed since the last hand-over, so the tap is never behind an
+            // idle session. Attached clients' keys left unread go in as soon as the program
+            // takes input. A pending hang-up bounds the wait.
             let keys_waiting = self.attach_keys_waiting();
-            let idle_timeout = hangup_at.map(|at| at.saturating_duration_since(Instant::now()));
-            let mut timeout = idle_timeout;
-            if !self.tap_out.is_empty() || keys_waiting {
-                timeout = Some(Duration::ZERO);
-            }
+            let now = Instant::now();
+            let idle_timeout = hangup_at.map(|at| at.saturating_duration_since(now));
+            let handover_in = (!self.tap_out.is_empty())
+                .then(|| (self.tapped_at + TAP_INTERVAL).saturating_duration_since(now));
+            let timeout = if keys_waiting {
+                Some(Duration::ZERO)
+            } else {
+                [idle_timeout, handover_in].into_iter().flatten().min()
+            };
             let mut polled = self.poll.poll(&mut events, timeout);
-            if polled.is_ok() && timeout == Some(Duration::ZERO) && events.is_empty() {
+            if polled.is_ok()
+                && events.is_empty()
+                && !self.tap_out.is_empty()
+                && self.tapped_at.elapsed() >= TAP_INTERVAL
+            {
                 self.flush_tap();
                 if !keys_waiting {
                     polled = self.poll.poll(&mut events, idle_timeout);
@@ -729,6 +744,7 @@ impl Session {
         if !self.tap_out.is_empty() {
             let batch = std::mem::replace(&mut self.tap_out, Vec::with_capacity(TAP_BATCH));
             self.tap.send(Tapped::Output(batch));
+            self.tapped_at = Instant::now();
         }
     }
 

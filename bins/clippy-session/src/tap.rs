@@ -140,6 +140,8 @@ fn run(
         reported: None,
         settle_at: None,
     };
+    // When output last came: the screen is rendered once it has paused.
+    let mut output_at: Option<Instant> = None;
     loop {
         if tap.settle_at.is_some_and(|at| Instant::now() >= at) {
             tap.settle();
@@ -148,15 +150,23 @@ fn run(
             Ok(tapped) => tapped,
             Err(TryRecvError::Empty) => {
                 // Caught up: readers of the spool see everything so far. The screen renders
-                // in steps while nothing else waits (a flood is rendered once it is over).
+                // in steps while nothing else waits, once output has paused for
+                // `RENDER_AFTER` (a flood is rendered once it is over, and what a read needs
+                // is rendered by that read).
                 tap.spool.flush(&tap.events);
                 tap.report_progress();
-                let more = tap.detector.catch_up_screen();
-                tap.forward_terminal_replies();
-                if more {
-                    continue;
+                let render_at = output_at
+                    .map(|at| at + RENDER_AFTER)
+                    .filter(|at| *at > Instant::now());
+                if render_at.is_none() {
+                    output_at = None;
+                    let more = tap.detector.catch_up_screen();
+                    tap.forward_terminal_replies();
+                    if more {
+                        continue;
+                    }
                 }
-                let next = match tap.settle_at {
+                let next = match [tap.settle_at, render_at].into_iter().flatten().min() {
                     Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
                     None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 };
@@ -168,6 +178,9 @@ fn run(
             }
             Err(TryRecvError::Disconnected) => break,
         };
+        if matches!(tapped, Tapped::Output(_)) {
+            output_at = Some(Instant::now());
+        }
         tap.take(tapped);
         tap.forward_terminal_replies();
     }
@@ -175,6 +188,10 @@ fn run(
     tap.report_progress();
     tap.spool.spool
 }
+
+/// How long output has to pause before the tap renders the screen in its idle time: under a
+/// flood, rendering as it goes would take a CPU from the byte path on a small machine.
+const RENDER_AFTER: Duration = Duration::from_millis(5);
 
 /// Spool bytes are written in batches of up to this many (one `write` each), and whenever the
 /// tap has caught up with the loop.
