@@ -630,7 +630,7 @@ impl Subject {
         let label = format!("get_turn, {size} turn ({:.1} KiB)", kib(content.len()));
         let request = Request::GetTurn {
             turn_id: turn_id.to_owned(),
-            text: content,
+            text: content.into_vec(),
         };
         Ok(Self::new(label, request, frame_bytes))
     }

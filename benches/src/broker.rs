@@ -582,16 +582,21 @@ fn check_turn(kind: &str, id: u32, turn: &TurnMeta) -> Result<(), Error> {
     }
 }
 
-/// What [`Client`] does with a reply's bytes before decoding: `frame` pushed into `decoder` in
-/// `piece`-byte reads, then the frame's payload taken out as a `Vec`. Returns its length.
+/// What [`Client`] does with a reply's bytes before decoding: `frame` read straight into
+/// `decoder`'s buffer ([`FrameDecoder::read_from`]) at most `piece` bytes per read, as from a
+/// socket, then the payload borrowed where it lies ([`FrameDecoder::next_payload`]). Returns
+/// its length.
 ///
 /// # Errors
 /// When `frame` is not one whole frame.
 pub fn reassemble(decoder: &mut FrameDecoder, frame: &[u8], piece: usize) -> Result<usize, Error> {
-    for chunk in frame.chunks(piece) {
-        decoder.push(chunk);
+    let mut rest = frame;
+    while !rest.is_empty() {
+        let mut reads = Read::take(rest, piece as u64);
+        let n = decoder.read_from(&mut reads)?;
+        rest = &rest[n..];
     }
-    let payload = decoder.next_frame()?.ok_or("not a whole frame")?;
+    let payload = decoder.next_payload()?.ok_or("not a whole frame")?;
     Ok(payload.len())
 }
 
@@ -810,7 +815,7 @@ mod tests {
                 spool_span: None,
                 message_length: None,
             },
-            content: content.clone(),
+            content: content.clone().into(),
         })
         .expect("encode");
         let payload = &frame[HEADER_LEN..];

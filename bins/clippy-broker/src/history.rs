@@ -413,7 +413,7 @@ impl Worker {
                         Some(content) => Message::Turn {
                             id,
                             turn: meta_of(&turn),
-                            content,
+                            content: content.into(),
                         },
                         None => Message::error(
                             id,

@@ -22,7 +22,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clippy_proto::{ErrorReason, FrameDecoder, Message, ProtoError, decode, encode};
+use clippy_proto::{
+    ErrorReason, Frame, FrameDecoder, Message, ProtoError, decode, encode, encode_frame,
+};
 use clippy_pty::{Signal, SignalPipe};
 use clippy_registry::{FileSink, Format, SinkError, TurnRecord};
 use mio::net::{UnixListener, UnixStream};
@@ -82,8 +84,9 @@ impl Default for ServerConfig {
 struct Conn {
     stream: UnixStream,
     decoder: FrameDecoder,
-    /// Encoded frames waiting for the socket, oldest first.
-    out: VecDeque<Vec<u8>>,
+    /// Encoded frames waiting for the socket, oldest first (a turn's content shared with the
+    /// ring, not copied into its frame).
+    out: VecDeque<Frame>,
     /// Bytes of `out.front()` already written.
     written: usize,
     /// Sum of the lengths of the frames in `out`.
@@ -96,6 +99,17 @@ struct Conn {
     /// closed once what it sent before is handled (a wrapper's `deregister` written just
     /// before it exits, behind a report whose reply found the socket closed).
     write_failed: bool,
+}
+
+/// When a read of a connection may stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drained {
+    /// At the first read that returns less than asked: the socket was drained (edge-triggered
+    /// readiness reports what arrives after it).
+    Short,
+    /// Only at `WouldBlock` or the end of the stream (the peer hung up: its end must be seen
+    /// now, since no further edge will come; or a read continued after its budget).
+    Empty,
 }
 
 /// How to close a connection.
@@ -279,13 +293,22 @@ impl Server {
                             self.flush(id);
                         }
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.read(id);
+                            // Unless the peer also hung up, a short read drained the socket.
+                            let closing = event.is_read_closed() || event.is_error();
+                            self.read_until(
+                                id,
+                                if closing {
+                                    Drained::Empty
+                                } else {
+                                    Drained::Short
+                                },
+                            );
                         }
                     }
                 }
             }
             for id in std::mem::take(&mut self.pending_reads) {
-                self.read(id);
+                self.read_until(id, Drained::Empty);
             }
             let expired = self.state.expire(self.now_ms());
             self.apply(expired);
@@ -415,7 +438,7 @@ impl Server {
     }
 
     /// Reads what `id` sent (within the budget) and handles every whole frame.
-    fn read(&mut self, id: ConnId) {
+    fn read_until(&mut self, id: ConnId, drained: Drained) {
         let mut ended = false;
         let mut more = false;
         // Whether a write to it had failed before this read: then this read goes to the end of
@@ -444,6 +467,12 @@ impl Server {
                             break;
                         }
                         budget -= n;
+                        // A stream socket's read stops short only when nothing more is queued:
+                        // anything sent later is a new readiness edge. One syscall less per
+                        // request.
+                        if drained == Drained::Short && n < self.scratch.len() {
+                            break;
+                        }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -603,7 +632,7 @@ impl Server {
     /// is gone, closing, cannot be written to, or was just disconnected for going over its
     /// queue bound.
     fn send(&mut self, id: ConnId, message: &Message, queue: &mut VecDeque<Action>) -> bool {
-        let frame = match encode(message) {
+        let frame = match encode_frame(message) {
             Ok(frame) => frame,
             Err(e) => {
                 self.log.log(
@@ -617,7 +646,7 @@ impl Server {
                     format!("the reply does not fit in a frame: {e}"),
                 );
                 match (reply_id, &e, encode(&fallback)) {
-                    (1.., ProtoError::FrameTooLarge { .. }, Ok(frame)) => frame,
+                    (1.., ProtoError::FrameTooLarge { .. }, Ok(frame)) => Frame::from(frame),
                     _ => return false,
                 }
             }
@@ -711,18 +740,19 @@ impl Server {
         };
         let mut failed = None;
         while !conn.out.is_empty() {
+            // Each frame's parts, less what was written of the first; empty parts left out.
+            let mut skip = conn.written;
             let slices: Vec<IoSlice<'_>> = conn
                 .out
                 .iter()
-                .take(MAX_IOVECS)
-                .enumerate()
-                .map(|(i, frame)| {
-                    IoSlice::new(if i == 0 {
-                        &frame[conn.written..]
-                    } else {
-                        frame
-                    })
+                .flat_map(Frame::parts)
+                .filter_map(|part| {
+                    let from = skip.min(part.len());
+                    skip -= from;
+                    let rest = &part[from..];
+                    (!rest.is_empty()).then(|| IoSlice::new(rest))
                 })
+                .take(MAX_IOVECS)
                 .collect();
             match conn.stream.write_vectored(&slices) {
                 Ok(0) => {

@@ -15,9 +15,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, Progress,
+    ErrorReason, EventRecord, Format as WireFormat, Message, PROTOCOL_VERSION, Payload, Progress,
     ProtoError, Role, SessionInfo, SessionSummary, TurnData, TurnMeta as WireTurnMeta,
 };
 use clippy_registry::{
@@ -703,13 +704,18 @@ impl State {
                 };
                 // Exact: a reader who asks for the agent's own message and gets the screen's
                 // text instead could not tell them apart. Relaying falls back instead.
-                let content = format_of(format)
-                    .view(record)
-                    .ok_or_else(|| no_message(record))?;
+                // Shared with the ring, not copied: the reply is written from where it lies.
+                let content = match format_of(format) {
+                    Format::Raw => Payload::from(Arc::clone(record.content_arc())),
+                    Format::Text => Payload::from(Arc::clone(record.text_arc())),
+                    Format::Message => Payload::from(Arc::clone(
+                        record.message_arc().ok_or_else(|| no_message(record))?,
+                    )),
+                };
                 Ok(Outcome::Reply(Message::Turn {
                     id,
                     turn: wire_meta(record.meta()),
-                    content: content.to_vec(),
+                    content,
                 }))
             }
             Message::Progress {
@@ -1519,7 +1525,7 @@ mod tests {
 
     fn content_of(reply: &Message) -> (&str, &[u8]) {
         match reply {
-            Message::Turn { turn, content, .. } => (turn.turn_id.as_str(), content.as_slice()),
+            Message::Turn { turn, content, .. } => (turn.turn_id.as_str(), &content[..]),
             other => panic!("expected a turn, got {other:?}"),
         }
     }
@@ -2132,7 +2138,7 @@ mod tests {
                     spool_span: Some((10, 21)),
                     message_length: Some(6),
                 },
-                content: b"\x1b[1mhi\x1b[0m\n".to_vec(),
+                content: b"\x1b[1mhi\x1b[0m\n".to_vec().into(),
             }
         );
         let reply = get_turn(&mut st, client, "aaa:1", WireFormat::Message);

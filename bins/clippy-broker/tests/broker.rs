@@ -51,7 +51,7 @@ fn get_turn(client: &mut Client, arg: &str, format: Format) -> (String, Vec<u8>)
         })
         .expect("get_turn")
     {
-        Message::Turn { turn, content, .. } => (turn.turn_id, content),
+        Message::Turn { turn, content, .. } => (turn.turn_id, content.into_vec()),
         other => panic!("{other:?}"),
     }
 }
@@ -690,6 +690,64 @@ fn a_client_that_never_reads_is_disconnected_without_stalling_others() {
     println!(
         "stuck client dropped after {replies} replies in {elapsed:?}; meanwhile {turns_flooded} turns flooded and {requests} list_sessions, worst {worst:?}"
     );
+}
+
+/// A large turn's reply is written from the ring as it lies (the frame's head, then the turn's
+/// own bytes): read in small pieces, with the replies to further requests queued behind it, every
+/// frame is byte for byte what encoding the whole message makes.
+#[test]
+fn a_large_turn_is_sent_from_the_ring_byte_exact_however_it_is_read() {
+    use std::io::Read;
+
+    let broker = Broker::start(&[]);
+    let mut w = broker.wrapper("big", None, false);
+    let content: Vec<u8> = (0..3 * 1024 * 1024 + 7u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let text = "the text view\n".repeat(50_000);
+    assert_eq!(report(&mut w, "big", 1, &content, &text), "big:1");
+
+    let mut raw = Raw::hello(&broker.socket, Role::Client);
+    let requests = [(2, Format::Raw), (3, Format::Text), (4, Format::Raw)];
+    for (id, format) in requests {
+        raw.send(&Message::GetTurn {
+            id,
+            turn_id: "big:1".into(),
+            format,
+        });
+    }
+    let mut decoder = clippy_proto::FrameDecoder::default();
+    let mut piece = [0u8; 997];
+    let mut frames = Vec::new();
+    while frames.len() < requests.len() {
+        let n = raw.stream.read(&mut piece).expect("read");
+        assert!(n > 0, "the broker closed the connection");
+        decoder.push(&piece[..n]);
+        while let Some(payload) = decoder.next_frame().expect("frame") {
+            frames.push(payload);
+        }
+    }
+    for ((id, format), payload) in requests.into_iter().zip(frames) {
+        let message = clippy_proto::decode(&payload).expect("decode");
+        let Message::Turn {
+            id: got_id,
+            content: got,
+            ..
+        } = &message
+        else {
+            panic!("{message:?}");
+        };
+        assert_eq!(*got_id, id);
+        let want: &[u8] = match format {
+            Format::Text => text.as_bytes(),
+            _ => &content,
+        };
+        assert!(got == want, "content of reply {id} differs");
+        // The same bytes as the whole message encoded in one buffer.
+        let whole = clippy_proto::encode(&message).expect("encode");
+        assert!(whole[4..] == payload[..], "frame of reply {id} differs");
+    }
+    assert_eq!(decoder.buffered(), 0);
 }
 
 /// A wrapper that stops reading (its program takes no input) is not fed without bound: once

@@ -66,7 +66,7 @@ fn content(client: &mut Client, turn_id: &str) -> Vec<u8> {
         })
         .expect("get_turn")
     {
-        Message::Turn { content, .. } => content,
+        Message::Turn { content, .. } => content.into_vec(),
         other => panic!("{other:?}"),
     }
 }

@@ -242,7 +242,7 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 Message::Turn { turn, content, .. } => Ok(Report::Turn {
                     meta: turn,
                     format,
-                    content,
+                    content: content.into_vec(),
                 }),
                 other => Err(unexpected("get_turn", &other)),
             }

@@ -3,7 +3,7 @@
 //! to do so ([`with_broker`]).
 
 use std::collections::VecDeque;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -275,12 +275,13 @@ impl Client {
     }
 
     fn read_message(&mut self) -> Result<Message, ProtoError> {
-        let mut buf = [0u8; 64 * 1024];
         loop {
-            if let Some(payload) = self.decoder.next_frame()? {
-                return decode(&payload);
+            // Decoded where it lies in the decoder's buffer (kept between replies), which the
+            // socket is read into: a large reply is copied once, into the message.
+            if let Some(payload) = self.decoder.next_payload()? {
+                return decode(payload);
             }
-            let n = match self.stream.read(&mut buf) {
+            let n = match self.decoder.read_from(&mut self.stream) {
                 // A read with a timeout is not restarted after a signal (SIGSTOP then SIGCONT
                 // of a waiting `clippy-ctl`, say): read again.
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -296,7 +297,6 @@ impl Client {
                     ProtoError::Closed
                 });
             }
-            self.decoder.push(&buf[..n]);
         }
     }
 }

@@ -28,12 +28,15 @@ mod client;
 mod codec;
 mod error;
 mod message;
+mod payload;
 mod time;
 
 pub use client::{
     Client, broker_program, socket_path, start_broker, start_broker_for, with_broker,
 };
-pub use codec::{FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_into};
+pub use codec::{
+    Frame, FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_frame, encode_into,
+};
 pub use error::{ErrorReason, ProtoError};
 pub use message::{
     EventRecord, Format, HistoryEntry, HistoryInfo, HookStats, INPUT_BACKLOG_LIMIT, InboxItem,
@@ -41,4 +44,5 @@ pub use message::{
     Role, RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit, SessionExit, SessionInfo,
     SessionState, SessionSummary, TurnData, TurnMeta, WaitingState,
 };
+pub use payload::Payload;
 pub use time::iso8601_utc;

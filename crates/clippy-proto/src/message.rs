@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorReason;
+use crate::payload::Payload;
 
 /// The protocol version this crate speaks; `hello` carries it and the broker refuses others.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -308,7 +309,7 @@ pub struct TurnData {
 }
 
 /// A turn's metadata, in listings and `turn` replies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnMeta {
     /// `<session>:<seq>`.
     pub turn_id: String,
@@ -1094,9 +1095,9 @@ pub enum Message {
         id: u32,
         /// Metadata.
         turn: TurnMeta,
-        /// Content in the requested format (MessagePack `bin`).
-        #[serde(with = "serde_bytes")]
-        content: Vec<u8>,
+        /// Content in the requested format (MessagePack `bin`); the broker shares it with its
+        /// ring rather than copying it ([`crate::encode_frame`]).
+        content: Payload,
     },
     /// Reply to `list_turns`: newest first.
     Turns {

@@ -8,6 +8,9 @@ use clippy_proto::{
     RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit, SessionExit, SessionInfo, SessionState,
     SessionSummary, TurnData, TurnMeta, WaitingState, decode, encode,
 };
+use clippy_proto::{Frame, Payload, encode_frame};
+use std::io::Read;
+use std::sync::Arc;
 
 fn meta() -> TurnMeta {
     TurnMeta {
@@ -319,7 +322,7 @@ fn every_message() -> Vec<Message> {
         Message::Turn {
             id: 11,
             turn: meta(),
-            content: bytes.clone(),
+            content: bytes.clone().into(),
         },
         Message::Turns {
             id: 12,
@@ -625,6 +628,130 @@ fn frames_reassemble_under_any_chunking() {
     }
 }
 
+/// A reader that hands out at most `step` bytes per read (a socket under load).
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn frames_read_straight_into_the_decoder_reassemble_under_any_chunking() {
+    let mut stream = Vec::new();
+    for message in every_message() {
+        stream.extend(encode(&message).unwrap());
+    }
+    // A large frame among small ones: the decoder grows to it once, and keeps its buffer.
+    let big = Message::Turn {
+        id: 9,
+        turn: meta(),
+        content: (0..3_000_000u32)
+            .map(|i| (i % 251) as u8)
+            .collect::<Vec<_>>()
+            .into(),
+    };
+    stream.extend(encode(&big).unwrap());
+    stream.extend(encode(&every_message()[0]).unwrap());
+    let mut want = every_message();
+    want.push(big);
+    want.push(every_message()[0].clone());
+    for step in [1, 3, 4096, 65_536, usize::MAX] {
+        // One byte at a time over 3 MB takes long in a debug build: the small steps only go
+        // as far as the big frame's head.
+        let upto = if step < 100 {
+            stream.len() - 3_000_100
+        } else {
+            stream.len()
+        };
+        let mut reader = Trickle {
+            bytes: &stream[..upto],
+            step,
+        };
+        let mut decoder = FrameDecoder::default();
+        let mut got = Vec::new();
+        loop {
+            while let Some(payload) = decoder.next_payload().unwrap() {
+                got.push(decode(payload).unwrap());
+            }
+            if decoder.read_from(&mut reader).unwrap() == 0 {
+                break;
+            }
+        }
+        assert_eq!(got[..], want[..got.len()], "reads of {step}");
+        if step >= 100 {
+            assert_eq!(got.len(), want.len(), "reads of {step}");
+            assert_eq!(decoder.buffered(), 0);
+        }
+    }
+}
+
+#[test]
+fn a_shared_turn_frame_is_byte_for_byte_the_encoded_one() {
+    for len in [0, 1, 255, 256, 65_535, 65_536, 4 << 20] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+        let text: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        for content in [
+            Payload::from(Arc::<[u8]>::from(bytes.clone())),
+            Payload::from(Arc::<str>::from(text)),
+        ] {
+            let message = Message::Turn {
+                id: 77,
+                turn: meta(),
+                content: content.clone(),
+            };
+            let frame = encode_frame(&message).unwrap();
+            let whole = encode(&message).unwrap();
+            assert_eq!(frame.parts().concat(), whole, "{len} bytes");
+            assert_eq!(frame.len(), whole.len());
+            // The content is not in the head: it is written from where it lies.
+            assert_eq!(frame.parts()[1], &content[..]);
+            assert_eq!(frame.parts()[0].len(), whole.len() - len);
+            // And it decodes as any frame does, into owned bytes.
+            let mut decoder = FrameDecoder::default();
+            decoder.push(&whole);
+            let decoded = decode(decoder.next_payload().unwrap().unwrap()).unwrap();
+            assert_eq!(decoded, message);
+            assert!(matches!(
+                decoded,
+                Message::Turn {
+                    content: Payload::Owned(_),
+                    ..
+                }
+            ));
+        }
+    }
+    // Owned content and other messages stay in one buffer.
+    let owned = Message::Turn {
+        id: 1,
+        turn: meta(),
+        content: b"abc".to_vec().into(),
+    };
+    assert_eq!(
+        encode_frame(&owned).unwrap(),
+        Frame::from(encode(&owned).unwrap())
+    );
+    // A shared content too large for a frame is refused, as `encode` refuses it.
+    let huge = Message::Turn {
+        id: 1,
+        turn: meta(),
+        content: Payload::from(Arc::<[u8]>::from(vec![0; MAX_FRAME])),
+    };
+    assert!(matches!(
+        encode_frame(&huge),
+        Err(ProtoError::FrameTooLarge { .. })
+    ));
+}
+
 #[test]
 fn an_oversize_frame_is_refused_from_its_header() {
     let mut decoder = FrameDecoder::default();
@@ -637,6 +764,19 @@ fn an_oversize_frame_is_refused_from_its_header() {
     let mut decoder = FrameDecoder::default();
     decoder.push(&(MAX_FRAME as u32).to_be_bytes());
     assert!(decoder.next_frame().unwrap().is_none());
+    // Read from a stream, a hostile length is refused before its payload is asked for.
+    let hostile = u32::MAX.to_be_bytes();
+    let mut decoder = FrameDecoder::default();
+    decoder
+        .read_from(&mut Trickle {
+            bytes: &hostile,
+            step: 4,
+        })
+        .unwrap();
+    assert!(matches!(
+        decoder.next_payload(),
+        Err(ProtoError::FrameTooLarge { .. })
+    ));
     // Encoding refuses what the peer would refuse.
     let huge = Message::Inject {
         id: 0,

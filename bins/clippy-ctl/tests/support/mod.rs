@@ -595,7 +595,7 @@ impl Standard {
                 Ok(Reply::message(Message::Turn {
                     id: 0,
                     turn: t.meta,
-                    content,
+                    content: content.into(),
                 }))
             }),
             Message::SessionStatus { session, .. } => self.resolve(session).map(|s| {

@@ -304,7 +304,7 @@ pub fn turn(client: &mut Client, turn_id: &str) -> (Vec<u8>, clippy_proto::TurnM
         turn_id: turn_id.into(),
         format: Default::default(),
     }) {
-        Ok(Message::Turn { content, turn, .. }) => (content, turn),
+        Ok(Message::Turn { content, turn, .. }) => (content.into_vec(), turn),
         other => panic!("get_turn {turn_id}: {other:?}"),
     }
 }
