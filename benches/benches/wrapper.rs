@@ -6,9 +6,9 @@
 //! - **B, wrapper, 2 hops**: `clippy-session --no-broker -- cat FILE`;
 //! - **C, raw relay, 2 hops**: `raw-relay -- cat FILE`, a relay that only copies.
 //!
-//! B/C is the wrapper's cost at the same number of PTY hops (the target: ≥ 0.9); B/A adds the
-//! price of the second hop, which any PTY wrapper pays. Runs are interleaved (A, B, C, A, B, C…) so
-//! drift on a shared VM hits all subjects alike. Latency: `cat` on a raw terminal, directly and
+//! B/C is the wrapper's cost at the same number of PTY hops (the target: ≥ 0.95, issue 19); B/A
+//! adds the price of the second hop, which any PTY wrapper pays. Runs are interleaved (A, B, C,
+//! A, B, C…) so drift on a shared VM hits all subjects alike. Latency: `cat` on a raw terminal, directly and
 //! under B and C, one byte at a time, in interleaved rounds; the added p50/p99 is a difference of
 //! percentiles (target: added p99 ≤ 0.2 ms).
 //!
@@ -255,7 +255,7 @@ fn report(subjects: &[Subject], runs: &Runs, latency: &Latencies, took: Duration
         "\n| ratio (throughput) | of medians | median of per-round ratios (min–max) | of best runs | target |\n\
          |---|---|---|---|---|\n",
     );
-    out.push_str(&ratio_row("B / C (same hops)", b, c, "≥ 0.9"));
+    out.push_str(&ratio_row("B / C (same hops)", b, c, "≥ 0.95"));
     out.push_str(&ratio_row("B / A", b, a, "—"));
     out.push_str(&ratio_row("C / A (cost of the 2nd hop)", c, a, "—"));
     out.push_str(
