@@ -1121,6 +1121,46 @@ fn a_client_may_half_close_and_still_get_its_replies() {
     raw.expect_closed();
 }
 
+/// A turn over the size limit keeps the beginning of its raw bytes and the end of its text view
+/// (what its screen kept of a flood ends where the output did), from a line start.
+#[test]
+fn an_oversize_turn_keeps_its_first_bytes_and_the_end_of_its_text() {
+    let config_dir = TempDir::new();
+    let config = config_dir.path().join("config.toml");
+    fs::write(&config, "[broker]\nmax_turn_bytes = 1024\n").expect("write config");
+    let broker = Broker::start(&["--config", config.to_str().expect("utf-8")]);
+    let mut w = broker.wrapper("big", None, false);
+    let raw: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let text: String = (1..=500).map(|n| format!("line {n}\n")).collect();
+    assert!(text.len() > 1024);
+    report(&mut w, "big", 1, &raw, &text);
+    let mut client = broker.client();
+    assert_eq!(get_turn(&mut client, "big:1", Format::Raw).1, &raw[..1024]);
+    let (_, kept) = get_turn(&mut client, "big:1", Format::Text);
+    let kept = String::from_utf8(kept).expect("utf-8");
+    assert!(kept.len() <= 1024, "{} bytes", kept.len());
+    assert!(
+        text.ends_with(&kept),
+        "the end of the text, whole: {kept:?}"
+    );
+    assert!(kept.starts_with("line ") && kept.ends_with("line 499\nline 500\n"));
+    let turns = match client
+        .request(|id| Message::ListTurns {
+            id,
+            session: "big".into(),
+            limit: None,
+        })
+        .expect("list_turns")
+    {
+        Message::Turns { turns, .. } => turns,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        turns[0].truncated && turns[0].byte_length == 1024,
+        "{turns:?}"
+    );
+}
+
 #[test]
 fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
     let config_dir = TempDir::new();

@@ -213,15 +213,17 @@ impl TurnRecord {
         self.content.len() + self.text.len() + self.message.as_ref().map_or(0, |m| m.len())
     }
 
-    /// Cuts content, text and message to at most `limit` bytes each (text and message at a char
-    /// boundary), setting `truncated`, `byte_length` and `message_length` when anything was cut.
-    /// Only an oversize part is copied.
+    /// Cuts content, text and message to at most `limit` bytes each, setting `truncated`,
+    /// `byte_length` and `message_length` when anything was cut. Content and message keep their
+    /// beginning (the message at a char boundary); the text view keeps its end, from a line start
+    /// when one is in it: a long turn's text is what its screen kept, the end of the output, and
+    /// the end is what a reader of a flood wants. Only an oversize part is copied.
     pub(crate) fn truncate_to(&mut self, limit: usize) {
         if self.content.len() > limit {
             self.content = Arc::from(&self.content[..limit]);
             self.meta.truncated = true;
         }
-        if let Some(text) = cut_str(&self.text, limit) {
+        if let Some(text) = cut_str_keeping_end(&self.text, limit) {
             self.text = text;
             self.meta.truncated = true;
         }
@@ -244,6 +246,24 @@ fn cut_str(s: &str, limit: usize) -> Option<Arc<str>> {
         end -= 1;
     }
     Some(Arc::from(&s[..end]))
+}
+
+/// The end of `s` in at most `limit` bytes, from its first line start (else its first char
+/// boundary), or `None` when it fits.
+fn cut_str_keeping_end(s: &str, limit: usize) -> Option<Arc<str>> {
+    if s.len() <= limit {
+        return None;
+    }
+    let mut start = s.len() - limit;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &s[start..];
+    let from_line = match tail.find('\n') {
+        Some(newline) if newline + 1 < tail.len() => &tail[newline + 1..],
+        _ => tail,
+    };
+    Some(Arc::from(from_line))
 }
 
 fn saturating_u32(n: usize) -> u32 {
@@ -313,13 +333,27 @@ mod tests {
     }
 
     #[test]
-    fn truncate_cuts_content_exactly_and_text_at_a_char_boundary() {
+    fn truncate_cuts_content_exactly_and_keeps_the_end_of_the_text() {
         let mut r = rec(b"0123456789", "h\u{e9}llo");
-        r.truncate_to(2);
-        assert_eq!(r.content(), b"01");
-        assert_eq!(r.meta().byte_length, 2);
-        assert_eq!(r.text(), "h", "é is two bytes and does not fit");
+        r.truncate_to(4);
+        assert_eq!(r.content(), b"0123");
+        assert_eq!(r.meta().byte_length, 4);
+        assert_eq!(r.text(), "llo", "é is two bytes and does not fit whole");
         assert!(r.meta().truncated);
+        // A flood's text view: its last lines, whole, up to the very end.
+        let lines: String = (1..=1000).map(|n| format!("{n}\n")).collect();
+        let mut r = rec(b"x", &lines);
+        r.truncate_to(100);
+        assert!(r.text().len() <= 100);
+        assert!(
+            r.text().starts_with("97") && r.text().ends_with("999\n1000\n"),
+            "{}",
+            r.text()
+        );
+        // Without a line start in what fits, from a char boundary.
+        let mut r = rec(b"x", "\u{e9}\u{e9}\u{e9}\u{e9}");
+        r.truncate_to(5);
+        assert_eq!(r.text(), "\u{e9}\u{e9}");
     }
 
     #[test]

@@ -437,7 +437,7 @@ mod tests {
         r.insert(rec("s", 1, "abcdefgh")).expect("insert");
         let t = r.latest("s").expect("latest");
         assert_eq!(t.content(), b"abcd");
-        assert_eq!(t.text(), "abcd");
+        assert_eq!(t.text(), "efgh", "the text view keeps its end");
         assert_eq!(t.meta().byte_length, 4);
         assert!(t.meta().truncated);
         assert_eq!(r.total_bytes(), 8);
