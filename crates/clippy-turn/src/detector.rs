@@ -19,6 +19,8 @@ const TAIL_BYTES: usize = 16 * 1024;
 const SCREEN_STEP: usize = 64 * 1024;
 /// Lines typed ahead and not yet taken by a turn; older ones are dropped past this.
 const MAX_PENDING_INPUTS: usize = 64;
+/// Lines one turn's `input` holds at most (continuation lines past it are not added).
+const MAX_TURN_INPUTS: usize = 64;
 /// How far past its end a turn waits for the synchronized frame it ended in to close (frames
 /// are a few KiB; a program that never closes one must not hold its turns).
 const MAX_OPEN_FRAME_BYTES: u64 = 1024 * 1024;
@@ -645,9 +647,13 @@ impl Core {
                 turn.queued = false;
                 turn.skip_line = true;
             }
-            // Continuation lines typed before any output (a multi-line statement in a REPL).
+            // Continuation lines typed before any output (a multi-line statement in a REPL),
+            // the first `MAX_TURN_INPUTS` of them: a program that reads on and never answers
+            // (a sink for pastes) must not grow the turn without bound.
             Some(turn) if continuation => {
-                turn.inputs.push(input);
+                if turn.inputs.len() < MAX_TURN_INPUTS {
+                    turn.inputs.push(input);
+                }
                 turn.skip_line = true;
             }
             // A question typed ahead while the agent works: its turn comes after this one.

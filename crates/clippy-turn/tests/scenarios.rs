@@ -546,3 +546,21 @@ fn aiders_question_redrawn_with_its_answer_asks_no_more() {
         .collect();
     assert_eq!(asked.len(), 1, "{:?}", s.events);
 }
+
+#[test]
+fn a_program_that_reads_lines_and_never_answers_holds_a_bounded_input() {
+    // A REPL's continuation lines extend the turn's input until output comes; a program that
+    // reads on and never answers (a sink for pastes) gets the first 64 of them, not all.
+    let mut s = Session::new(Preset::named("python").unwrap());
+    s.out(b">>> ");
+    for n in 0..1000 {
+        s.input(format!("line {n}\r").as_bytes());
+    }
+    s.out(b"line 999\r\nanswer\r\n>>> ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    let lines: Vec<&str> = turns[0].input.lines().collect();
+    assert_eq!(lines.len(), 64);
+    assert_eq!(lines[0], "line 0");
+    assert_eq!(lines[63], "line 63");
+}
