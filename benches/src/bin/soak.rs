@@ -1,8 +1,9 @@
 //! `soak [--seconds N] [--sessions N] [--clients N] [--ring-depth N] [--think-ms N] [--bin-dir DIR]
 //! [--out DIR] [--no-history]`: the soak test of `clippy_benches::soak` (run by `cargo xtask soak` in release).
 //! Writes `soak-report.json` and `soak-report.md` to `--out` (default: the target directory) and
-//! prints the table; exits 1 when a turn was lost, a wait skipped a marker, a request failed or the
-//! broker's memory went over its bound, 2 when the run could not be set up, 4 on bad arguments.
+//! prints the table; exits 1 when a turn was lost, a wait skipped a marker, a request failed, a
+//! request type's p99 passed 1 s or the broker's memory went over its bound, 2 when the run could
+//! not be set up, 4 on bad arguments.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -87,6 +87,9 @@ pub fn run(options: &Options) -> Result<(), BrokerError> {
             options.registry.max_turn_bytes
         )));
     }
+    if !options.foreground {
+        startup::own_session();
+    }
     let runtime = startup::runtime_dir()?;
     // Everything the broker creates is for this user only.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));

@@ -310,7 +310,13 @@ impl Server {
             for id in std::mem::take(&mut self.pending_reads) {
                 self.read_until(id, Drained::Empty);
             }
-            let expired = self.state.expire(self.now_ms());
+            let now = self.now_ms();
+            // A hello sent while this loop was behind is in the socket: read it before the
+            // deadline closes the connection as silent.
+            for id in self.state.hellos_due(now) {
+                self.read_until(id, Drained::Empty);
+            }
+            let expired = self.state.expire(now);
             self.apply(expired);
             if self.state.has_scan_work() {
                 let scanned = self.state.continue_scans();

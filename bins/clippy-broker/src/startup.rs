@@ -50,6 +50,16 @@ impl Paths {
     }
 }
 
+/// Puts the broker in a session of its own (`setsid`), away from the terminal of the program
+/// that started it on demand: a Ctrl+C or hang-up there never reaches it, and where the kernel
+/// schedules each session as a group (autogroup), the broker that serves every session gets a
+/// share of its own instead of sharing its starter's with the programs in that terminal.
+pub fn own_session() {
+    // Fails (EPERM) for a process group leader: systemd's service, a shell's job. Those already
+    // run apart from any terminal, or were put there on purpose.
+    let _ = rustix::process::setsid();
+}
+
 /// `$XDG_RUNTIME_DIR`, which must be an absolute path to a directory.
 ///
 /// # Errors

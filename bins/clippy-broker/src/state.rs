@@ -521,6 +521,17 @@ impl State {
         self.hello_deadlines.first().map(|&(deadline, _)| deadline)
     }
 
+    /// The connections whose hello deadline has passed by `now_ms`: the server reads what each
+    /// has sent before calling [`State::expire`], so a hello that waits unread in the socket (a
+    /// broker that was behind, not a silent peer) is taken, not closed.
+    pub fn hellos_due(&self, now_ms: u64) -> Vec<ConnId> {
+        self.hello_deadlines
+            .iter()
+            .take_while(|&&(deadline, _)| deadline <= now_ms)
+            .map(|&(_, conn)| conn)
+            .collect()
+    }
+
     /// Closes the connections still silent at their hello deadline.
     fn expire_hellos(&mut self, now_ms: u64, out: &mut Vec<Action>) {
         while let Some(&(deadline, conn)) = self.hello_deadlines.first() {
@@ -1636,7 +1647,10 @@ mod tests {
         ));
         // Only the silent one is still owed a hello.
         assert_eq!(st.next_deadline(), Some(NOW + HELLO_TIMEOUT_MS));
+        assert!(st.hellos_due(NOW + HELLO_TIMEOUT_MS - 1).is_empty());
         assert!(st.expire(NOW + HELLO_TIMEOUT_MS - 1).is_empty());
+        // The server reads what a due connection sent before it expires it.
+        assert_eq!(st.hellos_due(NOW + HELLO_TIMEOUT_MS), vec![silent]);
         let actions = st.expire(NOW + HELLO_TIMEOUT_MS);
         assert!(closes(&actions, silent), "{actions:?}");
         assert!(!closes(&actions, greeted), "{actions:?}");

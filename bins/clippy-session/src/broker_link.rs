@@ -26,6 +26,8 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::input_backlog::InputBacklog;
+
 use clippy_proto::{
     Client, FrameDecoder, Message, Progress, ProtoError, Role, ScreenData, SessionInfo, TurnData,
     decode,
@@ -456,6 +458,7 @@ impl BrokerLink {
         socket: PathBuf,
         info: SessionInfo,
         to_sink: Sender<crate::sink::SinkInput>,
+        backlog: Arc<InputBacklog>,
         start_broker: bool,
         ready: Ready,
     ) -> Self {
@@ -472,6 +475,7 @@ impl BrokerLink {
             shared: Arc::clone(&shared),
             socket,
             to_sink,
+            backlog,
             session,
             ready,
         };
@@ -546,6 +550,8 @@ struct LinkThread {
     shared: Arc<Shared>,
     socket: PathBuf,
     to_sink: Sender<crate::sink::SinkInput>,
+    /// Injected input on its way to the child, counted as it is read.
+    backlog: Arc<InputBacklog>,
     /// The session's id, for [`Ready`].
     session: String,
     ready: Ready,
@@ -654,7 +660,7 @@ impl LinkThread {
             progress,
         })?;
         let mut decoder = FrameDecoder::default();
-        await_registered(&mut reader, &mut decoder, &self.to_sink)?;
+        await_registered(&mut reader, &mut decoder, &self.to_sink, &self.backlog)?;
         let handle = client
             .stream()
             .try_clone()
@@ -667,11 +673,12 @@ impl LinkThread {
             link.generation
         };
         let to_sink = self.to_sink.clone();
+        let backlog = Arc::clone(&self.backlog);
         let shared = Arc::clone(&self.shared);
         let reading = std::thread::Builder::new()
             .name("clippy-session-broker".into())
             .spawn(move || {
-                read_commands(reader, decoder, &to_sink);
+                read_commands(reader, decoder, &to_sink, &backlog);
                 shared.update(|link| {
                     if link.generation == generation {
                         link.drop_connection();
@@ -754,6 +761,26 @@ fn read_more(
     }
 }
 
+/// Passes `command` on to the sink thread; `false` once that thread is gone. Injected input is
+/// counted from here, so the broker hears the wrapper is busy however far behind the sink thread
+/// or the byte loop are.
+fn pass_on(
+    command: FromBroker,
+    to_sink: &Sender<crate::sink::SinkInput>,
+    backlog: &InputBacklog,
+) -> bool {
+    if let FromBroker::Inject(data) = &command
+        && backlog.injected(data.len())
+    {
+        let _ = to_sink.send(crate::sink::SinkInput::Session(
+            crate::sink::SessionEvent::InputBlocked,
+        ));
+    }
+    to_sink
+        .send(crate::sink::SinkInput::Broker(command))
+        .is_ok()
+}
+
 /// Waits for the broker's reply to `register` ([`REGISTER_ID`]). The commands that come
 /// before it are passed on to the sink thread, in order: nothing the broker sends is lost. What
 /// `decoder` holds past the reply is left for [`read_commands`].
@@ -761,6 +788,7 @@ fn await_registered(
     stream: &mut UnixStream,
     decoder: &mut FrameDecoder,
     to_sink: &Sender<crate::sink::SinkInput>,
+    backlog: &InputBacklog,
 ) -> Result<(), ProtoError> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -786,7 +814,7 @@ fn await_registered(
                 other => {
                     if let Some(command) = command_of(other) {
                         // A sink thread that is gone has ended the session: nobody to tell.
-                        let _ = to_sink.send(crate::sink::SinkInput::Broker(command));
+                        pass_on(command, to_sink, backlog);
                     }
                 }
             }
@@ -811,6 +839,7 @@ fn read_commands(
     mut stream: UnixStream,
     mut decoder: FrameDecoder,
     to_sink: &Sender<crate::sink::SinkInput>,
+    backlog: &InputBacklog,
 ) {
     let _ = stream.set_read_timeout(None);
     let mut buf = vec![0u8; 64 * 1024];
@@ -825,10 +854,7 @@ fn read_commands(
                 Ok(None) => break,
                 Err(_) => return,
             };
-            if to_sink
-                .send(crate::sink::SinkInput::Broker(command))
-                .is_err()
-            {
+            if !pass_on(command, to_sink, backlog) {
                 return;
             }
         }
@@ -1080,8 +1106,9 @@ mod tests {
         drop(broker);
         let (tx, rx) = std::sync::mpsc::channel();
         let mut decoder = FrameDecoder::default();
-        await_registered(&mut wrapper, &mut decoder, &tx).expect("registered");
-        read_commands(wrapper, decoder, &tx);
+        let backlog = InputBacklog::default();
+        await_registered(&mut wrapper, &mut decoder, &tx, &backlog).expect("registered");
+        read_commands(wrapper, decoder, &tx, &backlog);
         let injected: Vec<Vec<u8>> = rx
             .try_iter()
             .map(|input| match input {
@@ -1103,7 +1130,12 @@ mod tests {
             )]))
             .expect("written");
         let (tx, _rx) = std::sync::mpsc::channel();
-        let refused = await_registered(&mut wrapper, &mut FrameDecoder::default(), &tx);
+        let refused = await_registered(
+            &mut wrapper,
+            &mut FrameDecoder::default(),
+            &tx,
+            &InputBacklog::default(),
+        );
         assert!(
             matches!(
                 refused,
@@ -1115,7 +1147,12 @@ mod tests {
             "{refused:?}"
         );
         drop(broker);
-        let closed = await_registered(&mut wrapper, &mut FrameDecoder::default(), &tx);
+        let closed = await_registered(
+            &mut wrapper,
+            &mut FrameDecoder::default(),
+            &tx,
+            &InputBacklog::default(),
+        );
         assert!(matches!(closed, Err(ProtoError::Closed)), "{closed:?}");
     }
 
@@ -1245,7 +1282,14 @@ mod ready_tests {
         let broker = fake_broker(UnixListener::bind(&socket).expect("bind"));
         let (reader, writer) = pipe();
         let (tx, _rx) = channel();
-        let mut link = BrokerLink::new(socket, info(), tx, false, Ready::new(writer));
+        let mut link = BrokerLink::new(
+            socket,
+            info(),
+            tx,
+            Arc::default(),
+            false,
+            Ready::new(writer),
+        );
         // The write end is closed once the line is written: the whole of what is said.
         assert_eq!(said(reader), "ready k3f9a2\n");
         link.deregister(ExitReport {
@@ -1281,6 +1325,7 @@ mod ready_tests {
             dir.0.join("broker.sock"),
             info(),
             tx,
+            Arc::default(),
             false,
             Ready::new(writer),
         );

@@ -18,6 +18,8 @@ use clippy_pty::{
     Child, CommandSpec, ExitStatus, PtyMaster, RawModeGuard, Signal, SignalPipe, WinSize,
 };
 use clippy_spool::{SpoolDir, SpoolWriter};
+
+use crate::input_backlog::InputBacklog;
 use clippy_turn::{AgentHooks, DetectorConfig, TurnDetector};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -102,6 +104,7 @@ pub fn run(
     }
     // Signals first, so none between here and the loop is lost.
     let signals = SignalPipe::new()?;
+    let _cpu_share = crate::cpu_share::CpuShare::yield_to_programs();
     RawModeGuard::install_panic_restore();
 
     // Everything that can be refused is checked before anything is created or started.
@@ -117,9 +120,11 @@ pub fn run(
             .ok()
             .map(|socket| (socket, true))
     };
+    let input_backlog = Arc::new(InputBacklog::default());
     let injector = sink::Injector {
         tx: inject_tx,
         waker: Arc::clone(&waker),
+        backlog: Arc::clone(&input_backlog),
     };
     let (events, sink_thread) = sink::start(sink::SinkOptions {
         turn_log: options.turn_log.clone(),
@@ -256,10 +261,10 @@ pub fn run(
         attach_unread: Vec::new(),
         injected: inject_rx,
         from_tap: from_tap_rx,
-        tap_out: Vec::with_capacity(TAP_BATCH),
+        tap_out: Vec::new(),
         tapped_at: Instant::now(),
         pending_input: VecDeque::new(),
-        input_blocked: false,
+        input_backlog,
         events: events.clone(),
         guard,
     };
@@ -372,9 +377,10 @@ struct Session {
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
     /// front a PTY buffer at a time.
     pending_input: VecDeque<u8>,
-    /// Whether more than [`clippy_proto::INPUT_BACKLOG_LIMIT`] bytes of it wait, as last told
-    /// to the sink thread (whose link reports it to the broker, which then injects nothing more).
-    input_blocked: bool,
+    /// The injected input waiting here and on its way here: over
+    /// [`clippy_proto::INPUT_BACKLOG_LIMIT`] the sink thread is told (its link reports it to the
+    /// broker, which then injects nothing more).
+    input_backlog: Arc<InputBacklog>,
     /// The sink thread, told directly (not through the tap, which may be busy detecting).
     events: sink::Events,
     guard: Option<RawModeGuard>,
@@ -611,6 +617,7 @@ impl Session {
         while let Ok(command) = self.injected.try_recv() {
             match command {
                 LoopCommand::Input(data) => {
+                    self.input_backlog.taken(data.len());
                     self.pending_input.extend(&data);
                     self.flush_tap();
                     self.tap.send(Tapped::Input {
@@ -742,7 +749,9 @@ impl Session {
     /// Hands the output gathered for the tap over to it.
     fn flush_tap(&mut self) {
         if !self.tap_out.is_empty() {
-            let batch = std::mem::replace(&mut self.tap_out, Vec::with_capacity(TAP_BATCH));
+            // Sized to what it holds: a batch waiting in the tap's channel costs its bytes, not
+            // a whole batch's room.
+            let batch = std::mem::take(&mut self.tap_out);
             self.tap.send(Tapped::Output(batch));
             self.tapped_at = Instant::now();
         }
@@ -752,10 +761,8 @@ impl Session {
     /// the backlog crosses [`clippy_proto::INPUT_BACKLOG_LIMIT`].
     fn flush_input(&mut self) -> Result<(), SessionError> {
         let written = self.write_input();
-        let blocked = self.pending_input.len() > clippy_proto::INPUT_BACKLOG_LIMIT;
-        if blocked != self.input_blocked {
-            self.input_blocked = blocked;
-            self.events.send(SessionEvent::InputBlocked(blocked));
+        if self.input_backlog.queued(self.pending_input.len()) {
+            self.events.send(SessionEvent::InputBlocked);
         }
         written
     }

@@ -5,6 +5,8 @@ mod agent_hooks;
 mod asciicast;
 mod attach_server;
 mod broker_link;
+mod cpu_share;
+mod input_backlog;
 mod live;
 mod replay;
 mod session_id;

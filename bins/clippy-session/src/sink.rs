@@ -45,9 +45,9 @@ pub enum SessionEvent {
     Progress(Box<Progress>),
     /// The spool could not be written (reported once; the session goes on).
     SpoolFailed(String),
-    /// The child stopped taking its input, or took it again
-    /// ([`clippy_proto::Progress::input_blocked`]).
-    InputBlocked(bool),
+    /// Whether input is blocked changed ([`clippy_proto::Progress::input_blocked`]): the
+    /// [`crate::input_backlog::InputBacklog`] says how it is now.
+    InputBlocked,
     /// The screen the broker asked for with `screen_request` number `request`.
     Screen {
         request: u64,
@@ -145,6 +145,8 @@ pub enum LoopCommand {
 pub struct Injector {
     pub tx: Sender<LoopCommand>,
     pub waker: Arc<mio::Waker>,
+    /// Injected input not yet written to the child, counted from the broker's connection on.
+    pub backlog: Arc<crate::input_backlog::InputBacklog>,
 }
 
 impl Injector {
@@ -344,6 +346,7 @@ impl Sink {
                         socket,
                         info,
                         self.tx.clone(),
+                        Arc::clone(&self.options.injector.backlog),
                         start_broker,
                         ready,
                     ));
@@ -384,9 +387,10 @@ impl Sink {
                 }
             }
             SessionEvent::Progress(progress) => self.progress(Some(progress)),
-            SessionEvent::InputBlocked(blocked) => {
+            // Whichever side saw the change, the state now is what counts.
+            SessionEvent::InputBlocked => {
                 if let Some(link) = &mut self.link {
-                    link.input_blocked(blocked);
+                    link.input_blocked(self.options.injector.backlog.is_blocked());
                 }
             }
             SessionEvent::Screen { request, screen } => {

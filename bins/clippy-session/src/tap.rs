@@ -6,9 +6,10 @@
 //!
 //! The byte-moving loop hands each chunk of output and input here through a bounded channel,
 //! in the order they happened, and goes straight back to moving bytes: forwarding never waits
-//! on detection or on the spool (SPEC §11). The channel holds up to `CAPACITY` chunks (PTY reads
-//! are at most a few KiB, so a few MiB); only if detection fell that far behind would the loop
-//! wait, which bounds memory whatever the child writes.
+//! on detection or on the spool (SPEC §11). The channel holds up to `CAPACITY` chunks (output
+//! goes in batches of about 32 KiB under a flood, so some 8 MiB); only if detection fell that far
+//! behind would the loop wait, which bounds memory whatever the child writes, however far a
+//! saturated machine lets detection fall behind.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
@@ -24,7 +25,7 @@ use clippy_turn::{Event, Phase, TurnDetector};
 use crate::sink::{Events, SessionEvent};
 
 /// Chunks the channel holds before the loop has to wait.
-const CAPACITY: usize = 1024;
+const CAPACITY: usize = 256;
 /// How long a turn one source says ended waits for the other (the screen for the agent's hook,
 /// or the reverse) before it ends anyway, as a disagreement (CONTRACTS/HOOKS.md).
 pub const AGREEMENT_GRACE: Duration = Duration::from_secs(2);
@@ -99,7 +100,10 @@ impl Tap {
         let (tx, rx) = sync_channel(CAPACITY);
         let thread = std::thread::Builder::new()
             .name("clippy-session-tap".into())
-            .spawn(move || run(rx, detector, spool, events, to_loop, hooks_wired))?;
+            .spawn(move || {
+                lower_priority();
+                run(rx, detector, spool, events, to_loop, hooks_wired)
+            })?;
         Ok(Self { tx, thread })
     }
 
@@ -115,6 +119,18 @@ impl Tap {
         drop(self.tx);
         self.thread.join().ok()
     }
+}
+
+/// The tap's scheduling priority (nice), above the byte loop's and the broker's: on a machine
+/// saturated by many busy sessions, the CPU goes first to moving bytes and to the broker that
+/// serves everyone, and detection catches up behind them (its channel is bounded, so it never
+/// falls more than [`CAPACITY`] chunks behind).
+const NICE: i32 = 5;
+
+/// Lowers the calling thread's priority to [`NICE`] (a thread id names one thread to
+/// `setpriority` on Linux). Best effort: where it is refused, the tap competes as an equal.
+fn lower_priority() {
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), NICE);
 }
 
 fn run(

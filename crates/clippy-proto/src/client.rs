@@ -39,8 +39,8 @@ pub fn broker_program() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("clippy-broker"))
 }
 
-/// Starts [`broker_program`] detached: in a process group of its own, with stdin, stdout and
-/// stderr on `/dev/null` (it logs to its own file), in this process's environment (so it serves
+/// Starts [`broker_program`] detached: it takes a session of its own as it starts (`setsid`,
+/// CONTRACTS/BROKER.md), with stdin, stdout and stderr on `/dev/null` (it logs to its own file), in this process's environment (so it serves
 /// the same `XDG_RUNTIME_DIR`). A thread reaps it when it exits, so it never lingers as a
 /// zombie of ours. Two brokers started at once do not both run: the second finds the first one's
 /// lock and exits.
@@ -65,7 +65,6 @@ pub fn start_broker_for(socket: &Path) -> Result<(), std::io::Error> {
 }
 
 fn spawn_broker(runtime_dir: Option<&Path>) -> Result<(), std::io::Error> {
-    use std::os::unix::process::CommandExt;
     let program = broker_program();
     let mut command = Command::new(&program);
     if let Some(dir) = runtime_dir {
@@ -75,7 +74,6 @@ fn spawn_broker(runtime_dir: Option<&Path>) -> Result<(), std::io::Error> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0)
         .spawn()
         .map_err(|e| {
             let looked = if program.is_absolute() {
