@@ -60,7 +60,8 @@ pub struct Options {
     pub log_level: Level,
     /// Event loop limits.
     pub server: ServerConfig,
-    /// Milliseconds between a route's pasted handoff and its Enter.
+    /// Milliseconds between text and the Enter that submits it (handoffs, `send` with
+    /// `enter`, `exec`).
     pub submit_delay_ms: u64,
     /// Events kept for late subscribers.
     pub event_history: usize,

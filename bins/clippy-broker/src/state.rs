@@ -202,7 +202,7 @@ pub struct State {
     spool_files: Box<dyn SpoolFiles>,
     /// Routes and approvals.
     routing: routing::Routing,
-    /// Timers by deadline (handoff submits).
+    /// Timers by deadline (Enters that submit text: handoffs, `send` with `enter`, `exec`).
     timers: BTreeMap<u64, Vec<routing::Timer>>,
     /// The event stream.
     events: events::EventLog,
@@ -210,6 +210,9 @@ pub struct State {
     clock: u64,
     /// Pastes and deliveries in progress: (connection, request id) → (sink, target session).
     relay_deliveries: HashMap<(ConnId, u32), (String, Option<String>)>,
+    /// `send`s with `enter` whose text is being handed to the wrapper: (connection, request
+    /// id) → target session, to press Enter in once the text is written.
+    enter_after: HashMap<(ConnId, u32), String>,
     /// Whether sessions, turns and events are recorded in the history store.
     history_on: bool,
     /// Why the history store asked for could not be opened.
@@ -256,13 +259,14 @@ impl State {
             events: events::EventLog::new(DEFAULT_EVENT_HISTORY),
             clock: 0,
             relay_deliveries: HashMap::new(),
+            enter_after: HashMap::new(),
             history_on: false,
             history_problem: None,
             unrecorded: HashSet::new(),
         })
     }
 
-    /// Sets the pause between a pasted handoff and its Enter, and how many events are kept for
+    /// Sets the pause between text and the Enter that submits it, and how many events are kept for
     /// late subscribers.
     pub fn set_routing_options(&mut self, submit_delay_ms: u64, event_history: usize) {
         self.routing.submit_delay_ms = submit_delay_ms;
@@ -426,7 +430,8 @@ impl State {
 
     /// A delivery asked for with [`Action::Deliver`] finished at `now_ms` (Unix milliseconds,
     /// stamping its `relay.delivered` event: a file write may end long after the request);
-    /// produces the reply to the request.
+    /// produces the reply to the request — for a `send` with `enter`, the Enter is scheduled
+    /// instead, and the reply comes when it is written ([`State::expire`]).
     pub fn delivery_finished(
         &mut self,
         reply_to: ConnId,
@@ -436,6 +441,15 @@ impl State {
     ) -> Vec<Action> {
         self.clock = self.clock.max(now_ms);
         let relay = self.relay_deliveries.remove(&(reply_to, reply_id));
+        // A `send` with `enter`: its text is written, its Enter follows on its own after the
+        // submit delay (even when its client has gone: the text asked for it), and the reply
+        // with it.
+        if let Some(session) = self.enter_after.remove(&(reply_to, reply_id))
+            && result.is_ok()
+        {
+            self.submit_later(&session, Some((reply_to, reply_id)));
+            return Vec::new();
+        }
         if !self.conns.contains_key(&reply_to) {
             return Vec::new();
         }
@@ -744,7 +758,12 @@ impl State {
             | Message::WaitPrompt { .. }
             | Message::ExpectSend { .. }
             | Message::Exec { .. }) => self.session_request(conn, request, now_ms, out),
-            Message::Send { session, data, .. } => self.send(&session, data),
+            Message::Send {
+                id,
+                session,
+                data,
+                enter,
+            } => self.send(conn, id, &session, data, enter),
             Message::SessionStatus { id, session } => self.session_status(id, &session),
             Message::EndSession {
                 id,

@@ -92,14 +92,18 @@ pub fn run(
             session,
             data,
             enter,
-        } => typed(data, *enter).and_then(|data| {
-            let bytes = data.len();
+        } => text_of(data, *enter).and_then(|data| {
+            let bytes = data.len() + usize::from(*enter);
             let request = |id| Message::Send {
                 id,
                 session: session.clone(),
                 data,
+                enter: *enter,
             };
-            match connect()?.request(request)? {
+            // With `--enter` the broker writes the Enter on its own after its submit delay
+            // and answers once it has.
+            let mut broker = if *enter { waiting()? } else { connect()? };
+            match broker.request(request)? {
                 Message::Done { .. } => Ok(Report::Sent {
                     session: session.clone(),
                     bytes,
@@ -262,13 +266,21 @@ fn one_line(words: &[String]) -> Result<String, CtlError> {
     Ok(line)
 }
 
-/// `data` with its escapes resolved, and Enter appended for `--enter`.
+/// `data` with its escapes resolved, and Enter appended for `--enter` (`expect-send`: the
+/// text and its Enter are one write, at once with the match).
 fn typed(data: &str, enter: bool) -> Result<Vec<u8>, CtlError> {
-    let mut bytes = unescape(data).map_err(CtlError::Usage)?;
+    let mut bytes = text_of(data, enter)?;
     if enter {
         bytes.push(b'\r');
     }
-    if bytes.is_empty() {
+    Ok(bytes)
+}
+
+/// `data` with its escapes resolved, without the Enter of `--enter` (`send`: the broker writes
+/// it on its own); refused when there is nothing to send at all.
+fn text_of(data: &str, enter: bool) -> Result<Vec<u8>, CtlError> {
+    let bytes = unescape(data).map_err(CtlError::Usage)?;
+    if bytes.is_empty() && !enter {
         return Err(CtlError::Usage(
             "nothing to send: DATA is empty (use --enter for a bare Enter)".into(),
         ));
@@ -344,6 +356,10 @@ mod tests {
         assert_eq!(typed("y", true).unwrap(), b"y\r");
         assert_eq!(typed("", true).unwrap(), b"\r");
         assert!(matches!(typed("", false), Err(CtlError::Usage(_))));
+        // `send` leaves the Enter to the broker, which writes it on its own.
+        assert_eq!(text_of("y", true).unwrap(), b"y");
+        assert_eq!(text_of("", true).unwrap(), b"");
+        assert!(matches!(text_of("", false), Err(CtlError::Usage(_))));
     }
 
     #[test]

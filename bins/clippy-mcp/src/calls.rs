@@ -32,8 +32,8 @@ pub struct Limits {
     /// The most content bytes a tool returns in one result (turn content, spool data, exec
     /// output, screen lines); past it, the result says so and how to read the rest.
     pub max_reply_bytes: usize,
-    /// The pause between typed text and its Enter, for `send` with `enter` (as a route's
-    /// handoff does: an agent that takes a fast burst for a paste would not submit it).
+    /// The broker's pause between typed text and its Enter (`broker.submit_delay_ms`): a
+    /// `send` with `enter` is answered that much later, and may take that long.
     pub submit_delay: Duration,
 }
 
@@ -356,25 +356,26 @@ impl Call<'_> {
                 "nothing to send: text is empty and enter is false".into(),
             ));
         }
-        let typed = |data: Vec<u8>| -> Result<(), Refusal> {
-            match self.quick(|id| Message::Send {
-                id,
-                session: session.clone(),
-                data,
-            })? {
-                Message::Done { .. } => Ok(()),
-                other => unexpected::<()>("send", &other),
-            }
-        };
         let bytes = text.len() + usize::from(enter);
-        if !text.is_empty() {
-            typed(text.into_bytes())?;
-            if enter {
-                std::thread::sleep(self.limits.submit_delay);
-            }
-        }
-        if enter {
-            typed(b"\r".to_vec())?;
+        // The broker writes the Enter on its own after its submit delay, and answers once it
+        // has (CONTRACTS/BROKER.md).
+        let request = |id| Message::Send {
+            id,
+            session: session.clone(),
+            data: text.into_bytes(),
+            enter,
+        };
+        let reply = if enter {
+            self.waiting(
+                u64::try_from(self.limits.submit_delay.as_millis()).unwrap_or(u64::MAX),
+                request,
+            )?
+        } else {
+            self.quick(request)?
+        };
+        match reply {
+            Message::Done { .. } => {}
+            other => return unexpected("send", &other),
         }
         Ok(json!({ "session": session, "bytes": bytes, "enter": enter }))
     }

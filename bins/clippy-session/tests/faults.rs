@@ -968,6 +968,7 @@ fn a_program_that_does_not_read_gets_busy_instead_of_unbounded_input() {
             id: rid,
             session: id.clone(),
             data,
+            enter: false,
         })
     };
 

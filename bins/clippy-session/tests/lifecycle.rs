@@ -275,6 +275,7 @@ fn a_deregister_behind_a_failed_injection_still_says_how_it_ended() {
             id: 7,
             session: "hangup1".into(),
             data: b"late\r".to_vec(),
+            enter: false,
         })
         .unwrap();
     wrapper.send(&goodbye()).unwrap();

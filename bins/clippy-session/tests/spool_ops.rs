@@ -1098,6 +1098,7 @@ fn expect_send_sends_before_anything_another_client_sends_on_the_same_match() {
             id,
             session,
             data: b"9\r".to_vec(),
+            enter: false,
         });
         (found, sent)
     });

@@ -180,7 +180,8 @@ pub struct BrokerConfig {
     /// Content bytes the broker keeps per turn; longer turns are cut and marked truncated.
     /// From 1 to [`MAX_TURN_BYTES_LIMIT`]. Default 4 MiB.
     pub max_turn_bytes: usize,
-    /// Milliseconds between a route's pasted handoff and its Enter. 0 to 10000. Default 150.
+    /// Milliseconds between text and the Enter that submits it, written on its own (a route's
+    /// pasted handoff, `send` with `enter`, `exec`). 0 to 10000. Default 150.
     pub submit_delay_ms: u64,
     /// Events kept for late subscribers (`clippy-ctl events --since`). At least 1. Default 4096.
     pub event_history: usize,

@@ -832,9 +832,14 @@ pub enum Message {
         id: u32,
         /// Session id, prefix or name.
         session: String,
-        /// The bytes (MessagePack `bin`).
+        /// The bytes (MessagePack `bin`; may be empty with `enter`).
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
+        /// Then press Enter, as a write of its own after the broker's submit delay (an agent
+        /// that takes a fast burst of text and Enter for a paste still submits); the reply
+        /// comes once the Enter is written.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        enter: bool,
     },
     /// `wait_for`, then `send` at once when it matches, with nothing written to the session in
     /// between.

@@ -204,7 +204,8 @@ fn every_message() -> Vec<Message> {
         Message::Send {
             id: 18,
             session: "abc".into(),
-            data: b"7\r".to_vec(),
+            data: b"7".to_vec(),
+            enter: true,
         },
         Message::ExpectSend {
             id: 19,
@@ -524,6 +525,27 @@ fn a_screen_request_defaults_to_no_history_and_no_timeout() {
 }
 
 #[test]
+fn a_send_without_enter_is_the_send_of_older_clients() {
+    use rmp_value::Value::*;
+    let payload = map(&[
+        ("type", Str("send")),
+        ("id", Uint(4)),
+        ("session", Str("abc")),
+        ("data", Binary(b"7\r".to_vec())),
+    ]);
+    let send = Message::Send {
+        id: 4,
+        session: "abc".into(),
+        data: b"7\r".to_vec(),
+        enter: false,
+    };
+    assert_eq!(decode(&payload).unwrap(), send);
+    // And a send without Enter is written without the field, as before it existed.
+    let frame = encode(&send).unwrap();
+    assert!(!String::from_utf8_lossy(&frame).contains("enter"));
+}
+
+#[test]
 fn a_screen_too_large_for_a_frame_loses_its_oldest_lines_first() {
     let mut small = screen();
     assert_eq!(small.fit(MAX_SCREEN_BYTES), 0);
@@ -799,6 +821,7 @@ mod rmp_value {
     pub enum Value {
         Str(&'static str),
         Uint(u32),
+        Binary(Vec<u8>),
     }
 
     pub fn encode(entries: &[(&str, Value)]) -> Vec<u8> {
@@ -810,6 +833,11 @@ mod rmp_value {
                 Value::Uint(n) => {
                     out.push(0xce);
                     out.extend(n.to_be_bytes());
+                }
+                Value::Binary(bytes) => {
+                    out.push(0xc4);
+                    out.push(bytes.len() as u8);
+                    out.extend(bytes);
                 }
             }
         }

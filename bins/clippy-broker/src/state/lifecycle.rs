@@ -811,7 +811,7 @@ mod tests {
         let mut progress = Progress::default();
         let actions = w.output(sh, "k1", &mut progress, b"welcome\r\n");
         assert_eq!(sent_to(&actions, sh), [Message::Done { id: 9 }]);
-        // The first prompt: the command is typed.
+        // The first prompt: the command is typed (its Enter follows after the submit delay).
         progress.prompt_cursor = Some(progress.spool_size);
         progress.prompts = 1;
         progress.mode = Mode::Idle;
@@ -820,7 +820,7 @@ mod tests {
             sent_to(&actions, sh).contains(&Message::Inject {
                 id: 0,
                 session: "k1".into(),
-                data: b"echo hi\r".to_vec(),
+                data: b"echo hi".to_vec(),
             }),
             "{actions:?}"
         );
@@ -865,7 +865,7 @@ mod tests {
                 Message::Inject {
                     id: 0,
                     session: "k1".into(),
-                    data: b"echo hi\r".to_vec(),
+                    data: b"echo hi".to_vec(),
                 },
             ]
         );

@@ -12,7 +12,7 @@ use clippy_proto::{
 };
 use clippy_registry::{TurnRecord, inject_payload};
 
-use super::{Action, Outcome, Refusal, State, refuse};
+use super::{Action, ConnId, Outcome, Refusal, State, refuse};
 
 /// Handoffs a route may make since the last human input into either of its sessions.
 pub const DEFAULT_MAX_HOPS: u32 = 16;
@@ -63,7 +63,7 @@ pub(super) struct Routing {
     next_route: u64,
     next_handoff: u64,
     next_approval: u64,
-    /// Pause between a pasted handoff and its Enter.
+    /// Pause between text and the Enter that submits it ([`State::submit_later`]).
     pub(super) submit_delay_ms: u64,
 }
 
@@ -89,8 +89,13 @@ impl Inbox {
 /// A pending timer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Timer {
-    /// Press Enter in `session` (a handoff's submit, after the settle delay).
-    Submit { session: String },
+    /// Press Enter in `session`, `submit_delay_ms` after the text it submits was written (a
+    /// handoff's submit, `send` with `enter`, `exec`'s command), then answer `reply` (the
+    /// connection and request id of a `send` that waits for its Enter) with `done`.
+    Submit {
+        session: String,
+        reply: Option<(ConnId, u32)>,
+    },
 }
 
 impl Routing {
@@ -630,8 +635,6 @@ impl State {
         let Some(owner) = self.connected_owner(session) else {
             return;
         };
-        let delay = self.routing.submit_delay_ms;
-        let clock = self.clock;
         // The target's turns so far are recorded first (the wrapper sends a turn once its text
         // is rendered, which can be after the prompt that ended it): the story stays in order.
         let recorded = self
@@ -679,16 +682,10 @@ impl State {
         inbox.interrupted = false;
         let bracketed = entry.info.bracketed_paste;
         let mut data = inject_payload(handoff.text.as_bytes(), bracketed);
+        let submit_later = handoff.submit && bracketed;
         if handoff.submit {
             inbox.delivering = Some(progress.inputs);
-            if bracketed {
-                self.timers
-                    .entry(clock.saturating_add(delay))
-                    .or_default()
-                    .push(Timer::Submit {
-                        session: session.to_owned(),
-                    });
-            } else {
+            if !bracketed {
                 data.push(b'\r');
             }
         }
@@ -701,6 +698,9 @@ impl State {
                 data,
             },
         ));
+        if submit_later {
+            self.submit_later(session, None);
+        }
         let from = self
             .routing
             .routes
@@ -766,11 +766,24 @@ impl State {
         }
     }
 
+    /// Presses Enter in `session` as a write of its own, `submit_delay_ms` from now: an agent
+    /// that reads a fast burst of text and Enter as a paste (Gemini CLI) takes the Enter inside
+    /// it as a newline, and submits only an Enter that comes after a pause. The one way text is
+    /// submitted: handoffs, `send` with `enter` and `exec` all come here. `reply`: the `send`
+    /// to answer with `done` once the Enter is written.
+    pub(super) fn submit_later(&mut self, session: &str, reply: Option<(ConnId, u32)>) {
+        let at = self.clock.saturating_add(self.routing.submit_delay_ms);
+        self.timers.entry(at).or_default().push(Timer::Submit {
+            session: session.to_owned(),
+            reply,
+        });
+    }
+
     /// Fires a due timer.
     pub(super) fn fire(&mut self, timer: Timer, out: &mut Vec<Action>) {
         match timer {
-            Timer::Submit { session } => {
-                if let Some(owner) = self.connected_owner(&session) {
+            Timer::Submit { session, reply } => {
+                let answer = if let Some(owner) = self.connected_owner(&session) {
                     out.push(Action::Send(
                         owner,
                         Message::Inject {
@@ -779,6 +792,17 @@ impl State {
                             data: b"\r".to_vec(),
                         },
                     ));
+                    reply.map(|(conn, id)| (conn, Message::Done { id }))
+                } else {
+                    reply.map(|(conn, id)| {
+                        let refusal = super::spool_ops::disconnected(&session);
+                        (conn, Message::error(id, refusal.reason, refusal.message))
+                    })
+                };
+                if let Some((conn, message)) = answer
+                    && self.conns.contains_key(&conn)
+                {
+                    out.push(Action::Send(conn, message));
                 }
             }
         }

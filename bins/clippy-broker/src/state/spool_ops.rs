@@ -365,14 +365,32 @@ impl State {
         Ok(Outcome::Parked)
     }
 
-    pub(super) fn send(&mut self, session: &str, data: Vec<u8>) -> Result<Outcome, Refusal> {
+    /// `send`: `data` as typed; with `enter` (and text), Enter follows as a write of its own
+    /// after the submit delay, and the reply waits for it ([`State::delivery_finished`]).
+    pub(super) fn send(
+        &mut self,
+        conn: ConnId,
+        id: u32,
+        session: &str,
+        mut data: Vec<u8>,
+        enter: bool,
+    ) -> Result<Outcome, Refusal> {
         let session = self.resolve(session)?;
-        if data.is_empty() {
-            return Err(refuse(ErrorReason::MissingField, "send: `data` is empty"));
+        if data.is_empty() && !enter {
+            return Err(refuse(
+                ErrorReason::MissingField,
+                "send: `data` is empty and `enter` is not set",
+            ));
         }
-        let conn = self.input_target(&session)?;
+        let target = self.input_target(&session)?;
+        if data.is_empty() {
+            // A bare Enter: there is no text for it to follow.
+            data.push(b'\r');
+        } else if enter {
+            self.enter_after.insert((conn, id), session.clone());
+        }
         Ok(Outcome::Deliver(super::Delivery::Inject {
-            conn,
+            conn: target,
             session: session.clone(),
             message: Message::Inject {
                 id: 0,
@@ -458,16 +476,15 @@ impl State {
         }
         live.exec_running = true;
         let inputs_at = live.progress.inputs;
-        let mut data = command.as_bytes().to_vec();
-        data.push(b'\r');
         out.push(Action::Send(
             owner,
             Message::Inject {
                 id: 0,
                 session: session.clone(),
-                data,
+                data: command.as_bytes().to_vec(),
             },
         ));
+        self.submit_later(&session, None);
         let kind = WaitKind::Exec {
             inputs_at,
             last_seq_at,
@@ -1094,8 +1111,9 @@ pub(super) mod tests {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
+    use clippy_config::DEFAULT_SUBMIT_DELAY_MS;
     use clippy_proto::Role;
-    use clippy_registry::RegistryConfig;
+    use clippy_registry::{RegistryConfig, SinkError};
 
     use super::*;
     use crate::state::Delivery;
@@ -1626,7 +1644,13 @@ pub(super) mod tests {
             command: "ls".into(),
             timeout_ms: None,
         });
-        assert_eq!(fx.to_wrapper(&actions), [inject(b"ls\r")]);
+        // The command, then its Enter as a write of its own after the submit delay.
+        assert_eq!(fx.to_wrapper(&actions), [inject(b"ls")]);
+        assert!(fx.to_client(&actions).is_empty());
+        assert_eq!(fx.st.next_deadline(), Some(NOW + DEFAULT_SUBMIT_DELAY_MS));
+        assert!(fx.st.expire(NOW + DEFAULT_SUBMIT_DELAY_MS - 1).is_empty());
+        let actions = fx.st.expire(NOW + DEFAULT_SUBMIT_DELAY_MS);
+        assert_eq!(fx.to_wrapper(&actions), [inject(b"\r")]);
         assert!(fx.to_client(&actions).is_empty());
         // A second exec, from anyone, is refused while the first runs.
         let second = Message::Exec {
@@ -1810,7 +1834,7 @@ pub(super) mod tests {
         );
         fx.prompt(b"$ ", Some(0));
         let actions = fx.ask(second);
-        assert_eq!(fx.to_wrapper(&actions), [inject(b"echo next\r")]);
+        assert_eq!(fx.to_wrapper(&actions), [inject(b"echo next")]);
     }
 
     // ── send and end_session ────────────────────────────────────────────────────────────
@@ -1822,6 +1846,7 @@ pub(super) mod tests {
             id: 27,
             session: "s1".into(),
             data: b"7\r".to_vec(),
+            enter: false,
         });
         let (delivery, reply_to, reply_id) = delivery(&actions);
         assert_eq!((reply_to, reply_id), (fx.client, 27));
@@ -1833,11 +1858,111 @@ pub(super) mod tests {
             id: 28,
             session: "s1".into(),
             data: Vec::new(),
+            enter: false,
         };
         assert_eq!(
             refused(&mut fx.st, fx.client, empty).0,
             ErrorReason::MissingField
         );
+        // A bare Enter is one write, answered at once.
+        let actions = fx.ask(Message::Send {
+            id: 29,
+            session: "s1".into(),
+            data: Vec::new(),
+            enter: true,
+        });
+        assert!(matches!(
+            super::super::tests::delivery(&actions).0,
+            Delivery::Inject { message, .. } if *message == inject(b"\r")
+        ));
+        let done = fx.st.delivery_finished(fx.client, 29, Ok(()), NOW);
+        assert_eq!(fx.to_client(&done), [Message::Done { id: 29 }]);
+    }
+
+    #[test]
+    fn send_with_enter_writes_the_text_then_enter_on_its_own_and_answers_after_it() {
+        let mut fx = Fixture::new();
+        let actions = fx.ask(Message::Send {
+            id: 30,
+            session: "s1".into(),
+            data: b"say hi".to_vec(),
+            enter: true,
+        });
+        let (delivery, reply_to, reply_id) = delivery(&actions);
+        assert_eq!((reply_to, reply_id), (fx.client, 30));
+        assert!(matches!(
+            delivery,
+            Delivery::Inject { message, .. } if *message == inject(b"say hi")
+        ));
+        // The text is written: no reply yet, the Enter is due after the submit delay.
+        let written = fx.st.delivery_finished(fx.client, 30, Ok(()), NOW);
+        assert!(written.is_empty(), "{written:?}");
+        assert_eq!(fx.st.next_deadline(), Some(NOW + DEFAULT_SUBMIT_DELAY_MS));
+        assert!(fx.st.expire(NOW + DEFAULT_SUBMIT_DELAY_MS - 1).is_empty());
+        let actions = fx.st.expire(NOW + DEFAULT_SUBMIT_DELAY_MS);
+        assert_eq!(fx.to_wrapper(&actions), [inject(b"\r")]);
+        assert_eq!(fx.to_client(&actions), [Message::Done { id: 30 }]);
+        // The Enter goes before the reply: a client's next write cannot come between.
+        let enter_at = actions
+            .iter()
+            .position(|a| matches!(a, Action::Send(c, _) if *c == fx.wrapper));
+        let done_at = actions
+            .iter()
+            .position(|a| matches!(a, Action::Send(c, _) if *c == fx.client));
+        assert!(enter_at < done_at, "{actions:?}");
+    }
+
+    #[test]
+    fn send_with_enter_whose_text_could_not_be_written_presses_no_enter() {
+        let mut fx = Fixture::new();
+        fx.ask(Message::Send {
+            id: 31,
+            session: "s1".into(),
+            data: b"say hi".to_vec(),
+            enter: true,
+        });
+        let failed = fx.st.delivery_finished(
+            fx.client,
+            31,
+            Err(SinkError::SessionDisconnected {
+                session: "s1".into(),
+            }),
+            NOW,
+        );
+        assert!(matches!(
+            fx.to_client(&failed).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::SessionDisconnected,
+                ..
+            }]
+        ));
+        assert_eq!(fx.st.next_deadline(), None);
+    }
+
+    #[test]
+    fn an_enter_whose_session_went_away_meanwhile_answers_disconnected() {
+        let mut fx = Fixture::new();
+        fx.ask(Message::Send {
+            id: 32,
+            session: "s1".into(),
+            data: b"say hi".to_vec(),
+            enter: true,
+        });
+        assert!(
+            fx.st
+                .delivery_finished(fx.client, 32, Ok(()), NOW)
+                .is_empty()
+        );
+        fx.st.connection_closed_at(fx.wrapper, NOW);
+        let actions = fx.st.expire(NOW + DEFAULT_SUBMIT_DELAY_MS);
+        assert!(fx.to_wrapper(&actions).is_empty());
+        assert!(matches!(
+            fx.to_client(&actions).as_slice(),
+            [Message::Error {
+                reason: ErrorReason::SessionDisconnected,
+                ..
+            }]
+        ));
     }
 
     #[test]
@@ -1850,6 +1975,7 @@ pub(super) mod tests {
             id: 27,
             session: "s1".into(),
             data: b"more\r".to_vec(),
+            enter: false,
         };
         let (reason, message) = refused(&mut fx.st, fx.client, send.clone());
         assert_eq!(reason, ErrorReason::Busy);
