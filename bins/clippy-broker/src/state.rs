@@ -713,18 +713,26 @@ impl State {
                 turn_id,
                 format,
             } => {
-                let found = if turn_id.parse::<TurnId>().is_ok() {
-                    self.resolve_turn_id(&turn_id)
-                        .and_then(|resolved| self.get_turn_record(&resolved))
+                // What the store is asked when memory has no such turn: what the argument
+                // names among the live sessions, when it names one — a name that a live
+                // session has is that session, never an ended namesake, even before the live
+                // one has a turn (`no_turn`).
+                let (found, which) = if turn_id.parse::<TurnId>().is_ok() {
+                    match self.resolve_turn_id(&turn_id) {
+                        Ok(resolved) => (self.get_turn_record(&resolved), resolved.to_string()),
+                        Err(refusal) => (Err(refusal), turn_id),
+                    }
                 } else {
-                    self.resolve(&turn_id)
-                        .and_then(|session| self.latest(&session))
+                    match self.resolve(&turn_id) {
+                        Ok(session) => (self.latest(&session), session),
+                        Err(refusal) => (Err(refusal), turn_id),
+                    }
                 };
                 let record = match found {
                     Ok(record) => record,
                     // Not in memory: a turn of an ended session, or evicted from its ring.
                     Err(refusal) => {
-                        return self.stored_turn(conn, id, turn_id, format, refusal, out);
+                        return self.stored_turn(conn, id, which, format, refusal, out);
                     }
                 };
                 // Exact: a reader who asks for the agent's own message and gets the screen's

@@ -400,6 +400,41 @@ fn an_ended_session_stays_searchable_and_readable() {
 }
 
 #[test]
+fn a_name_is_its_live_session_even_before_its_first_turn() {
+    let mut h = History::new("history-renamed");
+    h.bash("x", &[]);
+    let (old_turn, _) = h.exec("x", "echo first$((6*7))life");
+    h.wait_stored(&[&old_turn]);
+    // The agent is restarted under the same name: the first ends, a new one registers.
+    h.end_sessions();
+    let new = h.bash("x", &[]);
+    assert_eq!(h.json(&["status", "x"])["session_status"]["session"], new);
+
+    // Every command that takes a session means the new one, which has no turn yet: never the
+    // ended namesake's turn, which the store still holds.
+    let refused = |args: &[&str], reason: &str| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = h.ctl(&all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["reason"], reason, "{args:?}: {doc}");
+    };
+    refused(&["get-turn", "x"], "no_turn");
+    refused(&["get-turn", "x", "--format", "text"], "no_turn");
+    refused(&["get-turn", "x:1"], "turn_not_found");
+    refused(&["capture", "x"], "no_turn");
+    assert_eq!(h.json(&["list-turns", "x"])["turns"], serde_json::json!([]));
+    // The ended session's turn is still there by its id.
+    assert!(String::from_utf8_lossy(&h.turn(&old_turn, "text")).contains("first42life"));
+
+    // Its first turn is what the name gives from then on.
+    let (turn, _) = h.exec("x", "echo second$((6*7))life");
+    assert!(turn.starts_with(&format!("{new}:")), "{turn}");
+    assert!(String::from_utf8_lossy(&h.turn("x", "text")).contains("second42life"));
+}
+
+#[test]
 fn a_session_without_history_never_reaches_the_disk() {
     let mut h = History::new("history-private");
     let secret = h.bash("secret", &["--no-history"]);

@@ -522,6 +522,63 @@ mod tests {
     }
 
     #[test]
+    fn a_name_is_its_live_session_in_the_store_too_never_an_ended_namesake() {
+        let mut st = state();
+        st.enable_history(100);
+        let c = connect(&mut st, 1, Role::Client);
+        // `sh` had a turn and ended; a new `sh` registered and has none yet.
+        let old = wrapper(&mut st, 2, "old1", Some("sh"));
+        st.handle(
+            old,
+            Message::TurnCompleted {
+                id: 3,
+                session: "old1".into(),
+                turn: turn_data(1, "before the restart"),
+            },
+            NOW,
+        );
+        st.connection_closed(old);
+        wrapper(&mut st, 3, "new1", Some("sh"));
+        let asked = |st: &mut State, turn_id: &str| -> Query {
+            let actions = st.handle(
+                c,
+                Message::GetTurn {
+                    id: 5,
+                    turn_id: turn_id.into(),
+                    format: Format::Raw,
+                },
+                NOW,
+            );
+            match jobs(&actions).as_slice() {
+                [HistoryJob::Query { query, .. }] => query.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        // The store is asked for the live session's latest (after a broker restart it may
+        // hold some), by its id: never by the name, which would find the ended one's.
+        match asked(&mut st, "sh") {
+            Query::Turn { which, missing, .. } => {
+                assert_eq!(which, "new1");
+                assert_eq!(missing.0, ErrorReason::NoTurn);
+            }
+            other => panic!("{other:?}"),
+        }
+        match asked(&mut st, "sh:1") {
+            Query::Turn { which, missing, .. } => {
+                assert_eq!(which, "new1:1");
+                assert_eq!(missing.0, ErrorReason::TurnNotFound);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Named by nothing live, the name still reaches the store (an ended session's turns).
+        st.connection_closed(ConnId(3));
+        match asked(&mut st, "sh") {
+            Query::Turn { which, .. } => assert_eq!(which, "sh"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn what_memory_does_not_hold_is_asked_of_the_store() {
         let mut st = state();
         st.enable_history(100);
