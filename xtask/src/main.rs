@@ -19,9 +19,15 @@
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
 //!   writes `target/soak-report.json` and `target/soak-report.md`. Fails when a turn was lost, a
 //!   `wait_for` skipped a marker, a request failed or the broker's memory went over its bound.
+//! - `install [--prefix DIR] [--from DIR]` — builds the four binaries in release (or takes them
+//!   from `--from DIR`) and installs them in PREFIX/bin (default `~/.local`), with `clippy-ctl`'s
+//!   man pages, its bash, zsh and fish completions and the systemd user units, saying what it
+//!   did; `uninstall [--prefix DIR]` removes exactly that (see [`install`]).
 //!
 //! Plain `std::process::Command`s and no argument-parsing crate: the commands are few, and a
 //! chore runner should build in seconds.
+
+mod install;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,6 +46,10 @@ commands:
                            release soak: N sessions driven through turns, N clients loading the
                            broker (defaults 60 s, 64, 8; the history store on unless
                            --no-history); target/soak-report.{json,md}
+  install [--prefix DIR] [--from DIR]
+                           release build; the binaries in DIR/bin (default ~/.local), man pages,
+                           shell completions, systemd user units; --from: binaries already built
+  uninstall [--prefix DIR] remove what install put there (its manifest)
 ";
 
 /// Seconds per fuzz target in a smoke run.
@@ -71,6 +81,8 @@ fn main() -> ExitCode {
         Some("fuzz") => parse_fuzz(&args[1..]).and_then(|secs| fuzz(secs, true)),
         Some("bench") => bench(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("install") => install::parse(&args[1..], true).and_then(|o| install::install(&o)),
+        Some("uninstall") => install::parse(&args[1..], false).and_then(|o| install::uninstall(&o)),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())
