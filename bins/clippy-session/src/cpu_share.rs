@@ -1,8 +1,11 @@
-//! The wrapper's share of the CPU (CONTRACTS/PTY.md): while it runs, its session group is
-//! lowered to [`GROUP_NICE`] ([`clippy_pty::GroupNice`]), so that on a machine saturated by many
-//! busy sessions the wrapped programs and the broker come first; it is put back when the wrapper
-//! ends. Many wrappers starting at once meet the kernel's limit on such changes (about ten a
-//! second on the whole machine): a thread of its own tries again until it gets through.
+//! The wrapper's share of the CPU (CONTRACTS/PTY.md): a wrapper that leads a session of its own
+//! (spawned, detached, or started straight on a terminal's PTY) lowers that session's group to
+//! [`GROUP_NICE`] while it runs ([`clippy_pty::GroupNice`]), so that on a machine saturated by
+//! many busy sessions the wrapped programs and the broker come first; it is put back when the
+//! wrapper ends. A wrapper run as a shell's job shares its session with that shell and the
+//! shell's other jobs, which are not clippy's to lower: it runs as it is. Many wrappers starting
+//! at once meet the kernel's limit on such changes (about ten a second on the whole machine): a
+//! thread of its own tries again until it gets through.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -27,9 +30,15 @@ pub struct CpuShare {
 }
 
 impl CpuShare {
-    /// Lowers the session group, now or on a thread of its own until the kernel takes it.
+    /// Lowers the session group, now or on a thread of its own until the kernel takes it, when
+    /// this process leads its session.
     pub fn yield_to_programs() -> Self {
         let held = Arc::new(Mutex::new(Held::default()));
+        let leader =
+            rustix::process::getsid(None).is_ok_and(|sid| sid == rustix::process::getpid());
+        if !leader {
+            return Self { held };
+        }
         let shared = Arc::clone(&held);
         // Spread the retries of wrappers that started together over the kernel's window.
         let spread = Duration::from_millis(u64::from(std::process::id() % 97));

@@ -791,7 +791,9 @@ fn a_200_mb_line_keeps_memory_bounded_and_its_turn_is_truncated() {
     // held up until the flood ends (how fast it answers is the benchmarks' business).
     let mut answered_during = 0u32;
     let mut peak = (0u64, 0u64);
-    let deadline = Instant::now() + Duration::from_secs(120);
+    // A guard against a hang, not a speed test: a wrapper that leads its own session yields its
+    // CPU to everything else on a loaded machine (CONTRACTS/PTY.md).
+    let deadline = Instant::now() + Duration::from_secs(600);
     while !term.tail_has(b"BIG DONE\r\nburst> ") {
         assert!(
             Instant::now() < deadline,
