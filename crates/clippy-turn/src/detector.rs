@@ -203,6 +203,15 @@ struct Core {
     frame_open: bool,
     /// The last line with text was the preset's `done_line`.
     after_done_line: bool,
+    /// The last line with text the view ended, and where it began (two buffers, swapped, so
+    /// that the line before the current one is kept without allocating).
+    last_line: (Vec<u8>, u64),
+    /// The line with text before [`Core::last_line`].
+    line_before: (Vec<u8>, u64),
+    /// The first line of a two-line prompt (`root@box ~/dir` over `# `): the line with text
+    /// drawn right before the first prompt line. A turn that ends at a prompt line with this
+    /// line right above ends where it begins.
+    prompt_header: Option<Vec<u8>>,
     /// The running turn ended inside an open frame: it ends where the frame does (with whether
     /// the next line typed ahead is drawn already, as for [`Feed::finish_then_queued`], and
     /// where it would have ended).
@@ -272,6 +281,18 @@ struct Running {
     lines_seen: u32,
     /// Lines typed ahead during this turn (the last ones in `pending`).
     typed_ahead: usize,
+    /// Every line typed ahead while this turn ran, also those since run, dropped by Ctrl+C or
+    /// taken back from `inputs`: the terminal echoed them into this turn's output, and the
+    /// text view leaves that echo out.
+    echoed_ahead: Vec<String>,
+    /// Where the terminal's `^C` echo began, for a turn interrupted before it printed anything.
+    interrupt_echo: Option<u64>,
+    /// How many of `inputs` (from the first) the program drew, behind its prompt or bare: the
+    /// others were never read as part of this command.
+    echoed_upto: usize,
+    /// A turn started from a line typed ahead waits for the prompt that reads it: the prompt
+    /// line (its start) it let pass, drawn before the line typed ahead is.
+    held_prompt: Option<u64>,
     /// The agent went idle and busy again with a line typed ahead waiting: the turn ends where
     /// the agent draws that line as the next question.
     ends_at_next_question: bool,
@@ -312,6 +333,9 @@ impl TurnDetector {
                 bracketed_paste: false,
                 frame_open: false,
                 after_done_line: false,
+                last_line: (Vec::new(), 0),
+                line_before: (Vec::new(), 0),
+                prompt_header: None,
                 finish_at_frame_end: None,
                 submitted: false,
                 pending: VecDeque::new(),
@@ -631,11 +655,19 @@ impl Core {
         }
         let typed_ahead = self.is_typed_ahead(&input, line);
         let require_busy = self.preset.require_busy();
+        // Before the program's output began, a line is part of the running command when the
+        // program drew a prompt for it on the cursor's row (`... `, `> `, `name: `). Typed
+        // while the command runs, the terminal echoes it on a row of its own (or has not yet):
+        // it is the next command, typed ahead. (TUIs draw their own input line: Codex folds
+        // such a line into the running turn.)
         let continuation = self.preset.continuation_lines()
             && self
                 .turn
                 .as_ref()
-                .is_some_and(|turn| turn.content_start.is_none());
+                .is_some_and(|turn| turn.content_start.is_none())
+            && (self.preset.osc_idle().is_some()
+                || !typed_ahead
+                || !self.row_before_input(&input, line).is_empty());
         match &mut self.turn {
             // A line typed ahead that the program never ran (it was read as the answer to a
             // question, or discarded: a TUI drops what was typed while it started): the agent
@@ -659,6 +691,7 @@ impl Core {
             // A question typed ahead while the agent works: its turn comes after this one.
             Some(turn) if typed_ahead => {
                 turn.typed_ahead += 1;
+                turn.echoed_ahead.push(input.clone());
                 if self.pending.len() == MAX_PENDING_INPUTS {
                     self.pending.pop_front();
                 }
@@ -683,14 +716,22 @@ impl Core {
         if self.preset.osc_idle().is_some() {
             return self.shown_on_prompt_row(input);
         }
-        let line = self.cursor_row(line);
-        let asked = line
-            .trim_end()
-            .strip_suffix(input)
-            .unwrap_or(&line)
-            .trim_end()
+        let asked = self
+            .row_before_input(input, line)
             .ends_with(['?', ':', ']', '>']);
         !asked
+    }
+
+    /// What the cursor's row shows before the submitted `input` (the whole row when it does
+    /// not end with it), trimmed: a prompt or question the program drew for it, or nothing
+    /// when the terminal echoed a line typed ahead on a row of its own.
+    fn row_before_input(&mut self, input: &str, line: &[u8]) -> String {
+        let row = self.cursor_row(line);
+        let row = row.trim_end();
+        row.strip_suffix(input.trim())
+            .unwrap_or(row)
+            .trim()
+            .to_owned()
     }
 
     /// Whether `line` was on screen or in recent history when the running turn began (old
@@ -921,6 +962,10 @@ impl Core {
             queued: false,
             lines_seen: 0,
             typed_ahead: 0,
+            echoed_ahead: Vec::new(),
+            interrupt_echo: None,
+            echoed_upto: 0,
+            held_prompt: None,
             ends_at_next_question: false,
         });
     }
@@ -946,6 +991,108 @@ impl Core {
     /// Whether a prompt *line* seen now ends the running turn (or readies the session).
     fn accepts_prompt_line(&self) -> bool {
         !self.vetoed() && (!self.osc_status || self.turn.as_ref().is_none_or(|t| t.idle_armed))
+    }
+
+    /// Whether the running turn, started from a line typed ahead that the program has not drawn
+    /// yet, lets the prompt line beginning at `start` pass: that is the prompt the program
+    /// reads the line at (zsh draws it after the mark that ended the last turn), and the line
+    /// drawn with it is the echo. Once: a second bare prompt ends the turn.
+    fn holds_prompt(&mut self, start: u64) -> bool {
+        if self.preset.osc_idle().is_some() {
+            return false;
+        }
+        let Some(turn) = &mut self.turn else {
+            return false;
+        };
+        let holds = turn.queued
+            && !turn.echo_seen
+            && turn.content_start.is_none()
+            && turn.held_prompt.is_none_or(|at| at == start);
+        if holds {
+            turn.held_prompt = Some(start);
+            turn.skip_line = true;
+        }
+        holds
+    }
+
+    /// Lines submitted before the running command printed anything, taken for its own, that
+    /// the program never drew (two commands sent in one write: the shell reads the second at
+    /// its next prompt) were typed ahead: they wait for turns of their own.
+    fn requeue_unread_inputs(&mut self) {
+        if self.preset.osc_idle().is_some() || self.osc133 {
+            return;
+        }
+        let Some(turn) = &mut self.turn else {
+            return;
+        };
+        let from = turn.echoed_upto.max(1);
+        if !turn
+            .inputs
+            .get(from..)
+            .is_some_and(|rest| rest.iter().any(|input| !input.trim().is_empty()))
+        {
+            return;
+        }
+        let unread: Vec<String> = turn
+            .inputs
+            .drain(from..)
+            .filter(|input| !input.trim().is_empty())
+            .collect();
+        for input in unread.iter().rev() {
+            self.pending.push_front(input.clone());
+        }
+        turn.echoed_ahead.extend(unread);
+    }
+
+    /// The line with text right before the prompt line just ended (the view has made that
+    /// prompt line [`Core::last_line`]).
+    fn line_above_prompt(&self) -> &(Vec<u8>, u64) {
+        &self.line_before
+    }
+
+    /// The first prompt line was drawn (and ended): the line above it, if any, may be the
+    /// first line of a two-line prompt.
+    fn learn_prompt_header(&mut self) {
+        let (above, _) = self.line_above_prompt();
+        if !above.is_empty() {
+            self.prompt_header = Some(above.clone());
+        }
+    }
+
+    /// [`Core::learn_prompt_header`] for a prompt still being drawn (not ended), which the view
+    /// has not made a line yet: the line above it is [`Core::last_line`].
+    fn learn_prompt_header_before(&mut self, prompt_start: u64) {
+        let (above, at) = &self.last_line;
+        if !above.is_empty() && *at < prompt_start {
+            self.prompt_header = Some(above.clone());
+        }
+    }
+
+    /// Where the prompt whose prompt line ended at `at` begins: at its first line when the
+    /// line above is the two-line prompt's first line, inside the running turn; else `at`.
+    fn prompt_start(&self, at: u64) -> u64 {
+        let above = self.line_above_prompt().clone();
+        self.header_above(above, at)
+    }
+
+    /// [`Core::prompt_start`] for a prompt line still being drawn.
+    fn prompt_start_before(&self, at: u64) -> u64 {
+        let above = self.last_line.clone();
+        self.header_above(above, at)
+    }
+
+    fn header_above(&self, (above, above_at): (Vec<u8>, u64), at: u64) -> u64 {
+        let Some(turn) = &self.turn else {
+            return at;
+        };
+        if above.is_empty() || above_at >= at || above_at < turn.buf_start {
+            return at;
+        }
+        if self.prompt_header.as_deref() == Some(&above[..]) {
+            above_at
+        } else {
+            at
+        }
     }
 
     fn ready(&mut self, offset: u64) {
@@ -1028,30 +1175,30 @@ impl Feed<'_> {
         }
     }
 
-    /// The line typed ahead that a prompt line may show already read: the next one waiting,
-    /// or the running turn's last line when it was taken for a continuation line (a command
-    /// that printed nothing before it was submitted: `sleep 2`).
-    fn line_typed_ahead(&self) -> Option<(&str, bool)> {
+    /// Whether `text` is a prompt with a line typed ahead drawn after it (a line editor
+    /// reading what was typed while the last command ran): `Some(None)` for the next line
+    /// waiting, `Some(Some(i))` for the running turn's input `i` (≥ 1), taken for a line of the
+    /// running command because it was submitted before that printed anything and the program
+    /// had drawn something on its row (a command sent with the next one in one write).
+    fn typed_ahead_on_prompt(&self, text: &[u8]) -> Option<Option<usize>> {
         let turn = self.core.turn.as_ref()?;
-        if turn.typed_ahead > 0 {
-            return self.core.pending.front().map(|next| (next.as_str(), false));
+        if let Some(at) = turn
+            .inputs
+            .iter()
+            .skip(1)
+            .position(|input| self.prompt_with_echo(text, input))
+        {
+            return Some(Some(at + 1));
         }
-        match turn.inputs.as_slice() {
-            [_, .., last] if turn.content_start.is_none() => Some((last.as_str(), true)),
-            _ => None,
-        }
+        let next = self.core.pending.front()?;
+        let queued_here = turn.typed_ahead > 0 || self.core.preset.osc_idle().is_none();
+        (queued_here && self.prompt_with_echo(text, next)).then_some(None)
     }
 
     /// Whether `text` is a prompt with `next` drawn after it (a readline program reading the
     /// line it was given while busy: `>>> print(1)`).
     fn prompt_with_echo(&self, text: &[u8], next: &str) -> bool {
-        let next = next.trim();
-        let text = String::from_utf8_lossy(text);
-        let text = text.trim_end();
-        !next.is_empty()
-            && text
-                .strip_suffix(next)
-                .is_some_and(|prompt| self.prompt_matches(prompt.as_bytes()))
+        prompt_then(&self.core.preset, self.core.osc133, text, next)
     }
 
     fn prompt_matches(&self, text: &[u8]) -> bool {
@@ -1118,9 +1265,15 @@ impl Feed<'_> {
             return;
         }
         match self.core.phase {
-            Phase::Starting => self.ready(start),
+            Phase::Starting => {
+                self.core.learn_prompt_header_before(start);
+                self.ready(start);
+            }
             Phase::Busy if self.core.turn.as_ref().is_some_and(|t| !t.skip_line) => {
-                self.finish(start)
+                if !self.core.holds_prompt(start) {
+                    let end = self.core.prompt_start_before(start);
+                    self.finish(end);
+                }
             }
             _ => {}
         }
@@ -1155,6 +1308,7 @@ impl Feed<'_> {
             }
         }
         self.core.finish_at_frame_end = None;
+        self.core.requeue_unread_inputs();
         self.end_turn(end);
         self.start_queued_echoed(end, echoed);
     }
@@ -1169,7 +1323,16 @@ impl Feed<'_> {
         core.phase = Phase::Idle;
         core.line_veto = false;
         #[cfg(feature = "text")]
-        let recorded = core.screen.finish_recording();
+        let mut recorded = core.screen.finish_recording();
+        // The first line of a two-line prompt, already drawn when the turn ends at it, is not
+        // the reply's.
+        #[cfg(feature = "text")]
+        if let Some(header) = &core.prompt_header
+            && let Some(last) = recorded.lines.iter().rposition(|l| !l.trim().is_empty())
+            && recorded.lines[last].trim() == String::from_utf8_lossy(header).trim()
+        {
+            recorded.lines.truncate(last);
+        }
         // Where the screen said the turn ended, unless its content only began after that.
         let screen_end = turn
             .screen_end
@@ -1183,12 +1346,19 @@ impl Feed<'_> {
         }
         core.screen_behind_agent = ended_by_agent && !turn.screen_ended;
         // A turn whose text the screen never showed still has the agent's message to keep.
+        // A command interrupted before it printed anything is a turn all the same: its content
+        // is the terminal's `^C` echo, or nothing.
         let start = match turn.content_start {
-            Some(start) if turn.saw_text => Some(start),
+            Some(start) if turn.saw_text && (start < end || !turn.interrupted) => Some(start),
             _ if message.is_some() => Some(turn.buf_start),
+            _ if turn.interrupted => Some(
+                turn.interrupt_echo
+                    .unwrap_or(end)
+                    .clamp(turn.buf_start, end.max(turn.buf_start)),
+            ),
             _ => None,
         };
-        if let Some(start) = start.filter(|&s| s < end || message.is_some()) {
+        if let Some(start) = start.filter(|&s| s < end || message.is_some() || turn.interrupted) {
             // A turn kept for its message alone may have no content before its end.
             let end = end.max(start);
             let from = (start - turn.buf_start) as usize;
@@ -1222,10 +1392,12 @@ impl Feed<'_> {
                         .inputs
                         .iter()
                         .chain(core.pending.range(ahead..))
+                        .chain(&turn.echoed_ahead)
                         .cloned()
                         .collect();
                     let keys_typed = turn.interrupted || echoed.len() > 1;
-                    crate::text::render(&recorded, &echoed, &core.preset, keys_typed)
+                    let own = turn.inputs.len();
+                    crate::text::render(&recorded, &echoed, own, &core.preset, keys_typed)
                 },
             }));
         }
@@ -1270,6 +1442,13 @@ impl ViewSink for Feed<'_> {
     fn line(&mut self, line: &Line<'_>) {
         let text = line.text;
         let blank = text.trim_ascii().is_empty();
+        if !blank && !self.core.osc133 {
+            let core = &mut *self.core;
+            std::mem::swap(&mut core.last_line, &mut core.line_before);
+            core.last_line.0.clear();
+            core.last_line.0.extend_from_slice(text);
+            core.last_line.1 = line.start;
+        }
         if blank {
             if let Some(turn) = &mut self.core.turn {
                 turn.skip_line = false;
@@ -1334,19 +1513,25 @@ impl ViewSink for Feed<'_> {
             self.finish_then_queued(line.start, true);
             return;
         }
-        if let Some((next, taken)) = self.line_typed_ahead().filter(|_| !skip)
+        if let Some(from) = self.typed_ahead_on_prompt(text).filter(|_| !skip)
             && self.core.phase == Phase::Busy
-            && self.prompt_with_echo(text, next)
             && self.core.accepts_prompt_line()
         {
             // The prompt, and the line typed ahead already drawn on it: the next turn begins.
-            if taken && let Some(turn) = &mut self.core.turn {
-                if let Some(last) = turn.inputs.pop() {
-                    self.core.pending.push_front(last);
+            // Lines taken for the running command's own (submitted before it printed
+            // anything) were typed ahead after all: they wait for their turns again.
+            if let Some(from) = from
+                && let Some(turn) = &mut self.core.turn
+            {
+                let ahead: Vec<String> = turn.inputs.drain(from..).collect();
+                for input in ahead.iter().rev() {
+                    self.core.pending.push_front(input.clone());
                 }
+                turn.echoed_ahead.extend(ahead);
             }
             self.core.line_veto = false;
-            self.finish_then_queued(line.start, true);
+            let end = self.core.prompt_start(line.start);
+            self.finish_then_queued(end, true);
             return;
         }
         if !skip && self.prompt_matches(text) {
@@ -1354,8 +1539,16 @@ impl ViewSink for Feed<'_> {
             self.core.line_veto = false;
             if accepted {
                 match self.core.phase {
-                    Phase::Starting => self.ready(line.start),
-                    Phase::Busy => self.finish(line.start),
+                    Phase::Starting => {
+                        self.core.learn_prompt_header();
+                        self.ready(line.start);
+                    }
+                    Phase::Busy => {
+                        if !self.core.holds_prompt(line.start) {
+                            let end = self.core.prompt_start(line.start);
+                            self.finish(end);
+                        }
+                    }
                     Phase::Idle => {}
                 }
             }
@@ -1366,18 +1559,42 @@ impl ViewSink for Feed<'_> {
             return;
         };
         if busy || skip || is_interrupt_echo(text) {
-            if skip && is_echo(&String::from_utf8_lossy(text), &turn.inputs) {
+            if skip
+                && let Some(at) =
+                    echoed_input(&self.core.preset, self.core.osc133, text, &turn.inputs)
+            {
                 turn.echo_seen = true;
+                turn.echoed_upto = turn.echoed_upto.max(at + 1);
+            }
+            if !busy && !skip && turn.interrupted {
+                turn.interrupt_echo.get_or_insert(line.start);
             }
             return;
         }
         if turn.content_start.is_none() {
+            let bytes = text;
             let text = String::from_utf8_lossy(text);
             // A REPL evaluating a literal prints the input back (`>>> 42`, then `42`): once the
             // echo has been drawn, the bare input is an answer, not a second echo.
             let answer = turn.echo_seen && is_bare_input(&text, &turn.inputs);
-            if !answer && is_echo(&text, &turn.inputs) {
+            // The terminal's echo of a line typed ahead (on a row of its own), and the prompt
+            // drawn again with the turn's input behind it (a queued line's, after zsh's
+            // end-of-output mark ended the turn before), are echo too.
+            let echoed = echoed_input(&self.core.preset, self.core.osc133, bytes, &turn.inputs);
+            if !answer && (echoed.is_some() || is_bare_input(&text, &turn.echoed_ahead)) {
                 turn.echo_seen = true;
+                if let Some(at) = echoed {
+                    turn.echoed_upto = turn.echoed_upto.max(at + 1);
+                }
+                return;
+            }
+            // The first line of a two-line prompt is the prompt's, never where content begins.
+            if self
+                .core
+                .prompt_header
+                .as_deref()
+                .is_some_and(|header| header.trim_ascii() == bytes.trim_ascii())
+            {
                 return;
             }
             self.take_questions_sent_along(line.start);
@@ -1522,6 +1739,30 @@ pub(crate) fn is_echo(line: &str, inputs: &[String]) -> bool {
                             .is_some_and(|c| !c.is_alphanumeric())
                 }))
     })
+}
+
+/// Which of `inputs` (the last one) `line` echoes: behind a short decoration (see [`is_echo`])
+/// or behind a prompt of `preset`, whatever its length.
+fn echoed_input(preset: &Preset, osc133: bool, line: &[u8], inputs: &[String]) -> Option<usize> {
+    let text = String::from_utf8_lossy(line);
+    inputs.iter().rposition(|input| {
+        is_echo(&text, std::slice::from_ref(input)) || prompt_then(preset, osc133, line, input)
+    })
+}
+
+/// Whether `text` is a prompt line of `preset` with `next` drawn after it (never with OSC 133
+/// marks, which alone say where prompts are).
+fn prompt_then(preset: &Preset, osc133: bool, text: &[u8], next: &str) -> bool {
+    let next = next.trim();
+    let text = String::from_utf8_lossy(text);
+    let text = text.trim_end();
+    !osc133
+        && !next.is_empty()
+        && text.strip_suffix(next).is_some_and(|prompt| {
+            preset
+                .prompt()
+                .is_some_and(|p| p.is_match(prompt.as_bytes()))
+        })
 }
 
 /// Whether `line` is one of `inputs` with nothing around it but white space.

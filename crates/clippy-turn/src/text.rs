@@ -14,11 +14,14 @@ use clippy_screen::Recorded;
 use crate::detector::{is_bare_input, is_echo};
 use crate::preset::Preset;
 
-/// Renders what a turn's recording saw as the text a person read. `keys_typed` says whether
-/// the user typed while the agent worked (a question typed ahead, Ctrl+C).
+/// Renders what a turn's recording saw as the text a person read. `inputs` are the lines whose
+/// echo is not the reply: the turn's own (the first `own`), then the lines typed ahead while it
+/// ran. `keys_typed` says whether the user typed while the agent worked (a question typed
+/// ahead, Ctrl+C).
 pub(crate) fn render(
     recorded: &Recorded,
     inputs: &[String],
+    own: usize,
     preset: &Preset,
     keys_typed: bool,
 ) -> String {
@@ -28,7 +31,7 @@ pub(crate) fn render(
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
     if preset.osc_idle().is_some() {
-        if let Some(first) = (start..end).find(|&i| keep_line(&lines[i], inputs, preset)) {
+        if let Some(first) = (start..end).find(|&i| keep_line(&lines[i], inputs, own, preset)) {
             // Its prompt line (the last one: the reply may quote the agent's own prompt), or
             // without one its first footer line under the last text.
             let prompt = (first + 1..end)
@@ -48,9 +51,10 @@ pub(crate) fn render(
     let region = &lines[start..end];
     let keep: Vec<bool> = region
         .iter()
-        .map(|line| keep_line(line, inputs, preset))
+        .map(|line| keep_line(line, inputs, own, preset))
         .collect();
     let text = |i: usize| keep[i] && !region[i].trim().is_empty();
+    let typed_ahead = inputs.get(own..).unwrap_or_default();
     let mut kept: Vec<&str> = Vec::new();
     for (i, line) in region.iter().enumerate() {
         // A table's rules stay: its borders have junctions, and a rule between two rows of
@@ -61,8 +65,9 @@ pub(crate) fn render(
                 || (i > 0 && text(i - 1) && i + 1 < region.len() && text(i + 1)));
         if keep[i] || table_rule {
             kept.push(line);
-        } else if !line.trim().is_empty() {
-            // A dropped line with text separates paragraphs like a blank one would.
+        } else if !line.trim().is_empty() && !is_bare_input(line, typed_ahead) {
+            // A dropped line with text separates paragraphs like a blank one would (not the
+            // terminal's echo of a line typed ahead, which only interrupted the output).
             kept.push("");
         }
     }
@@ -183,7 +188,9 @@ fn is_input_area(line: &str, preset: &Preset) -> bool {
 }
 
 /// Whether a line belongs to the reply (and not to the agent's chrome or the input's echo).
-fn keep_line(line: &str, inputs: &[String], preset: &Preset) -> bool {
+/// Only the turn's own inputs (the first `own`) can come back bare as an answer: a line typed
+/// ahead shows bare where the terminal echoed it.
+fn keep_line(line: &str, inputs: &[String], own: usize, preset: &Preset) -> bool {
     let trimmed = line.trim();
     if trimmed.is_empty() {
         return true;
@@ -195,7 +202,8 @@ fn keep_line(line: &str, inputs: &[String], preset: &Preset) -> bool {
     // A line that is the bare input is the answer of a shell or REPL (evaluating a literal); a
     // decorated one is the echo, and so is any in a TUI (a question typed ahead, shown queued).
     let tui = preset.osc_idle().is_some();
-    !chrome && ((!tui && is_bare_input(line, inputs)) || !is_echo(line, inputs))
+    let answer = !tui && is_bare_input(line, &inputs[..own.min(inputs.len())]);
+    !chrome && (answer || !is_echo(line, inputs))
 }
 
 /// Whether a line is the agent's prompt with one of `inputs` after it (a shell's
@@ -256,7 +264,7 @@ mod tests {
             &[">>> 2", "2", ">>> 2"],
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
-        assert_eq!(render(&turn, &inputs, &python, false), "2");
+        assert_eq!(render(&turn, &inputs, 1, &python, false), "2");
     }
 
     #[test]
@@ -280,7 +288,7 @@ mod tests {
             "",
             "model · ~/dir · 98% left",
         ];
-        let text = render(&recorded(&before, &lines), &inputs, &codex, false);
+        let text = render(&recorded(&before, &lines), &inputs, 1, &codex, false);
         assert_eq!(text, "• item 1\n  item 2");
     }
 
@@ -299,7 +307,7 @@ mod tests {
             "? for shortcuts",
         ];
         assert_eq!(
-            render(&recorded(&["❯ q"], &lines), &inputs, &claude, false),
+            render(&recorded(&["❯ q"], &lines), &inputs, 1, &claude, false),
             "● one\n\ntwo"
         );
     }
@@ -310,7 +318,7 @@ mod tests {
         let inputs = ["q".to_owned(), "what is the largest planet".to_owned()];
         let lines = ["✦ answer", "", "    what is the largest planet"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, &gemini, true),
+            render(&recorded(&[], &lines), &inputs, 1, &gemini, true),
             "✦ answer"
         );
     }
@@ -335,10 +343,12 @@ mod tests {
         ];
         let turn = recorded(&[], &lines);
         assert_eq!(
-            render(&turn, &inputs, &aider, true),
+            render(&turn, &inputs, 1, &aider, true),
             "Line 1: done.\n\nLine 2: one two three four."
         );
         // Without typed keys nothing shifted the redraw: every line is the agent's.
-        assert!(render(&turn, &inputs, &aider, false).starts_with("Line 1: done.\nLine 1: done."));
+        assert!(
+            render(&turn, &inputs, 1, &aider, false).starts_with("Line 1: done.\nLine 1: done.")
+        );
     }
 }

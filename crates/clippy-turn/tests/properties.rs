@@ -156,14 +156,22 @@ proptest! {
             prop_assert_eq!(turn.truncated, end - start > turn.content.len());
             // The prompt line is excluded: what follows the content is the prompt.
             prop_assert!(stream[end..].starts_with(b"$ "));
-            // Never empty: the agent said something that is not the echo of a keystroke.
-            prop_assert!(!turn.text().trim().is_empty() || turn.truncated, "{:?}", turn);
+            // Never empty: the agent said something that is not the echo of a keystroke, or
+            // the user interrupted it.
+            prop_assert!(
+                !turn.text().trim().is_empty() || turn.truncated || turn.interrupted,
+                "{:?}",
+                turn
+            );
         }
-        // Every step that printed a visible line other than an echo of its input produced
-        // exactly one turn.
+        // Every step that printed a visible line other than an echo of its input, or that was
+        // interrupted, produced exactly one turn.
         let expected = steps
             .iter()
-            .filter(|s| s.lines.iter().any(|l| !l.trim().is_empty() && !echo_shaped(l, &s.input)))
+            .filter(|s| {
+                s.interrupt
+                    || s.lines.iter().any(|l| !l.trim().is_empty() && !echo_shaped(l, &s.input))
+            })
             .count();
         prop_assert_eq!(turns(&events).len(), expected);
     }

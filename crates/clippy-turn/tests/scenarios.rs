@@ -564,3 +564,192 @@ fn a_program_that_reads_lines_and_never_answers_holds_a_bounded_input() {
     assert_eq!(lines[0], "line 0");
     assert_eq!(lines[63], "line 63");
 }
+
+/// bash without shell integration, its prompt coloured and a root's (`# `).
+const ROOT_PROMPT: &[u8] = b"\x1b[?2004h\x1b[1;31mroot@box\x1b[0m:~# ";
+
+#[test]
+fn a_command_typed_ahead_while_the_last_one_runs_is_a_turn_of_its_own() {
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"sleep 3; echo first-21\r")
+        .out(b"sleep 3; echo first-21\r\n\x1b[?2004l\r");
+    // Typed while it sleeps: the terminal echoes it on a row of its own (cooked mode).
+    for key in b"echo second-42" {
+        s.input(&[*key]).out(&[*key]);
+    }
+    s.input(b"\r").out(b"\r\n");
+    // Then the first command's output, and readline echoes the line again behind the prompt.
+    s.out(b"first-21\r\n")
+        .out(ROOT_PROMPT)
+        .out(b"echo second-42\r\n\x1b[?2004l\rsecond-42\r\n")
+        .out(ROOT_PROMPT);
+    let turns = s.turns();
+    let shape: Vec<(&str, String)> = turns.iter().map(|t| (t.input.as_str(), t.text())).collect();
+    assert_eq!(
+        shape,
+        [
+            ("sleep 3; echo first-21", "first-21".to_owned()),
+            ("echo second-42", "second-42".to_owned())
+        ]
+    );
+    assert_eq!(turns[1].content, b"second-42\r\n");
+}
+
+#[test]
+fn a_line_typed_ahead_in_the_middle_of_a_repls_output_is_not_its_text() {
+    let mut s = Session::new(Preset::named("python").unwrap());
+    s.out(b">>> ")
+        .input(b"print(1); time.sleep(3); print(2)\r")
+        .out(b"print(1); time.sleep(3); print(2)\r\n1\r\n");
+    s.input(b"print(3)\r").out(b"print(3)\r\n");
+    s.out(b"2\r\n>>> print(3)\r\n3\r\n>>> ");
+    let turns = s.turns();
+    let shape: Vec<(&str, String)> = turns.iter().map(|t| (t.input.as_str(), t.text())).collect();
+    assert_eq!(
+        shape,
+        [
+            ("print(1); time.sleep(3); print(2)", "1\n2".to_owned()),
+            ("print(3)", "3".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn two_commands_sent_in_one_write_are_two_turns() {
+    // Both lines reach bash before it reads the first: nothing echoes the second until
+    // readline reads it behind the next prompt.
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"echo one\recho two\r")
+        .out(b"echo one\r\n\x1b[?2004l\rone\r\n")
+        .out(ROOT_PROMPT)
+        .out(b"echo two\r\n\x1b[?2004l\rtwo\r\n")
+        .out(ROOT_PROMPT);
+    let shape: Vec<(String, String)> = s
+        .turns()
+        .iter()
+        .map(|t| (t.input.clone(), t.text()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("echo one".to_owned(), "one".to_owned()),
+            ("echo two".to_owned(), "two".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn a_command_interrupted_before_it_printed_anything_is_an_interrupted_turn() {
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"sleep 10\r").out(b"sleep 10\r\n\x1b[?2004l\r");
+    s.input(b"\x03").out(b"^C").out(b"\r\n").out(ROOT_PROMPT);
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    assert!(turns[0].interrupted);
+    assert_eq!(turns[0].input, "sleep 10");
+    assert_eq!(turns[0].content, b"^C\r\n");
+    assert_eq!(turns[0].text(), "");
+    // Ctrl+C at a prompt, with no command running, is no turn.
+    s.input(b"\x03").out(b"^C\r\n").out(ROOT_PROMPT);
+    assert_eq!(s.turns().len(), 1);
+}
+
+#[test]
+fn a_line_typed_ahead_then_interrupted_is_dropped_with_its_echo() {
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"echo started; sleep 10\r")
+        .out(b"echo started; sleep 10\r\n\x1b[?2004l\rstarted\r\n");
+    s.input(b"echo dropped\r").out(b"echo dropped\r\n");
+    s.input(b"\x03").out(b"^C\r\n").out(ROOT_PROMPT);
+    s.input(b"echo after\r")
+        .out(b"echo after\r\n\x1b[?2004l\rafter\r\n")
+        .out(ROOT_PROMPT);
+    let shape: Vec<(String, String, bool)> = s
+        .turns()
+        .iter()
+        .map(|t| (t.input.clone(), t.text(), t.interrupted))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (
+                "echo started; sleep 10".to_owned(),
+                "started".to_owned(),
+                true
+            ),
+            ("echo after".to_owned(), "after".to_owned(), false)
+        ]
+    );
+}
+
+/// bash's two-line prompt: `root@box /dir` over `# `.
+const TWO_LINE_PROMPT: &[u8] = b"\x1b[?2004h\x1b[1;32mroot@box\x1b[0m /tmp\r\r\n# ";
+
+#[test]
+fn a_two_line_prompt_ends_the_turn_where_its_first_line_begins() {
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(TWO_LINE_PROMPT);
+    s.input(b"echo hi\r")
+        .out(b"echo hi\r\n\x1b[?2004l\rhi\r\n")
+        .out(TWO_LINE_PROMPT);
+    // A command that prints nothing, then one interrupted before it printed anything.
+    s.input(b"true\r")
+        .out(b"true\r\n\x1b[?2004l\r")
+        .out(TWO_LINE_PROMPT);
+    s.input(b"sleep 10\r").out(b"sleep 10\r\n\x1b[?2004l\r");
+    s.input(b"\x03")
+        .out(b"^C")
+        .out(b"\r\n")
+        .out(TWO_LINE_PROMPT);
+    let turns = s.turns();
+    let shape: Vec<(&str, &[u8], String)> = turns
+        .iter()
+        .map(|t| (t.input.as_str(), &t.content[..], t.text()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("echo hi", &b"hi\r\n"[..], "hi".to_owned()),
+            ("sleep 10", &b"^C\r\n"[..], String::new())
+        ]
+    );
+    assert!(turns[1].interrupted);
+}
+
+#[test]
+fn zsh_drawing_its_prompt_again_with_the_line_typed_ahead_starts_that_lines_turn() {
+    // zsh marks output that did not end its line (PROMPT_SP: a reverse `#` and spaces, taken for
+    // a prompt line), then draws its prompt and the line it read.
+    let prompt_sp = b"\x1b[1m\x1b[7m#\x1b[27m\x1b[1m\x1b[0m       \r \r";
+    let prompt = b"\r\x1b[0m\x1b[J\x1b[1;31mroot@box\x1b[0m:~# \x1b[K\x1b[?2004h";
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(prompt_sp).out(prompt);
+    s.input(b"sleep 3; echo first\r")
+        .out(b"sleep 3; echo first\x1b[?2004l\r\r\n");
+    for key in b"echo second" {
+        s.input(&[*key]).out(&[*key]);
+    }
+    s.input(b"\r").out(b"\r\n");
+    s.out(b"first\r\n")
+        .out(prompt_sp)
+        .out(prompt)
+        .out(b"e\x08echo second\x1b[?2004l\r\r\nsecond\r\n")
+        .out(prompt_sp)
+        .out(prompt);
+    let shape: Vec<(String, String)> = s
+        .turns()
+        .iter()
+        .map(|t| (t.input.clone(), t.text()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("sleep 3; echo first".to_owned(), "first".to_owned()),
+            ("echo second".to_owned(), "second".to_owned())
+        ]
+    );
+}
