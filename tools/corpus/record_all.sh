@@ -18,7 +18,7 @@ lane() {
   done
 }
 S=tools/corpus/scripts
-lane $S/bash-*.json $S/zsh-*.json $S/python-*.json $S/node-*.json $S/sqlite-*.json $S/claude-*.json &
+lane $S/bash-*.json $S/zsh-*.json $S/fish-*.json $S/python-*.json $S/node-*.json $S/sqlite-*.json $S/claude-*.json &
 lane $S/codex-*.json $S/aider-*.json &
 lane $S/gemini-*.json &
 wait

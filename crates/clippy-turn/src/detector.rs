@@ -208,6 +208,12 @@ struct Core {
     last_line: (Vec<u8>, u64),
     /// The line with text before [`Core::last_line`].
     line_before: (Vec<u8>, u64),
+    /// The character of the end-of-output mark on the last line, if it was one: the shell may
+    /// draw it once more on the next line (fish's `⏎ `).
+    eol_mark: Option<char>,
+    /// The last end-of-output mark character seen: left on screen at a turn's end, it is not
+    /// part of its text.
+    last_eol_mark: Option<char>,
     /// The first line of a two-line prompt (`root@box ~/dir` over `# `): the line with text
     /// drawn right before the first prompt line. A turn that ends at a prompt line with this
     /// line right above ends where it begins.
@@ -336,6 +342,8 @@ impl TurnDetector {
                 last_line: (Vec::new(), 0),
                 line_before: (Vec::new(), 0),
                 prompt_header: None,
+                eol_mark: None,
+                last_eol_mark: None,
                 finish_at_frame_end: None,
                 submitted: false,
                 pending: VecDeque::new(),
@@ -1044,6 +1052,33 @@ impl Core {
         turn.echoed_ahead.extend(unread);
     }
 
+    /// Whether `line` is a shell's end-of-output mark (zsh's `PROMPT_SP` `%`, fish's `⏎`): one
+    /// character padded with spaces to the screen's width, so that output that did not end its
+    /// line wraps under it and output that did is drawn over (perhaps behind the `^C` echo), or
+    /// that character again on the next line. Never where content begins.
+    fn end_of_output_mark(&mut self, line: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(line);
+        let body = text.trim_end_matches(' ');
+        let pad = text.len() - body.len();
+        let mut chars = body.chars();
+        let last = chars.next_back();
+        let before = chars.as_str().trim();
+        let again = std::mem::take(&mut self.eol_mark);
+        if again.is_some() && last == again && before.is_empty() {
+            return true;
+        }
+        let mark = last.filter(|c| {
+            !c.is_alphanumeric()
+                && pad + 1 >= usize::from(self.cols)
+                && (before.is_empty() || is_interrupt_echo(before.as_bytes()))
+        });
+        self.eol_mark = mark;
+        if mark.is_some() {
+            self.last_eol_mark = mark;
+        }
+        mark.is_some()
+    }
+
     /// The line with text right before the prompt line just ended (the view has made that
     /// prompt line [`Core::last_line`]).
     fn line_above_prompt(&self) -> &(Vec<u8>, u64) {
@@ -1333,6 +1368,24 @@ impl Feed<'_> {
         {
             recorded.lines.truncate(last);
         }
+        // So is the shell's end-of-output mark still drawn at the foot (fish's `⏎`, behind a
+        // `^C` echo or alone).
+        #[cfg(feature = "text")]
+        if let Some(mark) = core.last_eol_mark {
+            for line in recorded.lines.iter_mut().rev() {
+                let body = line.trim_end();
+                let Some(before) = body.strip_suffix(mark) else {
+                    if body.trim().is_empty() {
+                        continue;
+                    }
+                    break;
+                };
+                if !before.trim().is_empty() && !is_interrupt_echo(before.as_bytes()) {
+                    break;
+                }
+                *line = before.to_owned();
+            }
+        }
         // Where the screen said the turn ended, unless its content only began after that.
         let screen_end = turn
             .screen_end
@@ -1555,10 +1608,11 @@ impl ViewSink for Feed<'_> {
             // A prompt line, accepted or not, is the agent's chrome: never the start of content.
             return;
         }
+        let mark = self.core.end_of_output_mark(text);
         let Some(turn) = &mut self.core.turn else {
             return;
         };
-        if busy || skip || is_interrupt_echo(text) {
+        if busy || skip || mark || is_interrupt_echo(text) {
             if skip
                 && let Some(at) =
                     echoed_input(&self.core.preset, self.core.osc133, text, &turn.inputs)

@@ -753,3 +753,26 @@ fn zsh_drawing_its_prompt_again_with_the_line_typed_ahead_starts_that_lines_turn
         ]
     );
 }
+
+#[test]
+fn a_shells_end_of_output_mark_is_neither_content_nor_text() {
+    // fish marks where output ended: a dim `⏎` padded to the screen's width (80), then `⏎ `
+    // again, erased; after a `^C` echo the mark stays on screen behind it.
+    let prompt = b"\x1b]0;fish\x07root@vm /t# \x1b[K";
+    let mark = [
+        &b"\x1b[2m\xe2\x8f\x8e\x1b(B\x1b[m"[..],
+        &[b' '; 79],
+        b"\r\xe2\x8f\x8e \r\x1b[K",
+    ]
+    .concat();
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(prompt);
+    s.input(b"sleep 2\r").out(b"\r\n").out(&mark).out(prompt);
+    assert!(s.turns().is_empty(), "nothing printed: no turn");
+    s.input(b"sleep 10\r").out(b"\r\n");
+    s.input(b"\x03").out(b"^C").out(&mark).out(prompt);
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    assert!(turns[0].interrupted);
+    assert_eq!(turns[0].text(), "");
+}
