@@ -21,7 +21,7 @@ pub const DEFAULT_PRESETS: &[(&str, &str)] = &[
     ("bash", "shell"),
     ("claude", "claude"),
     ("codex", "codex"),
-    ("fish", "shell"),
+    ("fish", "fish"),
     ("gemini", "gemini"),
     ("python", "python"),
     ("python3", "python"),

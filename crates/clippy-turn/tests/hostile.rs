@@ -99,7 +99,7 @@ fn session() -> impl Strategy<Value = Vec<(bool, Vec<u8>)>> {
 
 fn preset() -> impl Strategy<Value = Preset> {
     prop::sample::select(vec![
-        "generic", "shell", "python", "sqlite", "aider", "claude", "codex", "gemini",
+        "generic", "shell", "fish", "python", "sqlite", "aider", "claude", "codex", "gemini",
     ])
     .prop_map(|name| Preset::named(name).unwrap())
 }
