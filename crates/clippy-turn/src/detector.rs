@@ -1368,6 +1368,24 @@ impl Feed<'_> {
         {
             recorded.lines.truncate(last);
         }
+        // So is the next prompt, already drawing the line typed ahead behind it (the turn ended
+        // when that line was whole: the screen may show it, or part of it, and what the line
+        // editor draws under it, such as node's completion preview).
+        #[cfg(feature = "text")]
+        if core.preset.osc_idle().is_none()
+            && let Some(next) = core.pending.front()
+            && let Some(at) = recorded
+                .lines
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, line)| !line.trim().is_empty())
+                .take(3)
+                .find(|(_, line)| prompt_then_part(&core.preset, line, next))
+                .map(|(at, _)| at)
+        {
+            recorded.lines.truncate(at);
+        }
         // So is the shell's end-of-output mark still drawn at the foot (fish's `⏎`, behind a
         // `^C` echo or alone).
         #[cfg(feature = "text")]
@@ -1816,6 +1834,24 @@ fn prompt_then(preset: &Preset, osc133: bool, text: &[u8], next: &str) -> bool {
             preset
                 .prompt()
                 .is_some_and(|p| p.is_match(prompt.as_bytes()))
+        })
+}
+
+/// Whether `line` is a prompt line of `preset` with the beginning of `next` (or all of it)
+/// drawn after it: a line editor drawing a line typed ahead. (A prompt with nothing after it
+/// is not enough: a line of output may end in `$`, `#` or `%`.)
+fn prompt_then_part(preset: &Preset, line: &str, next: &str) -> bool {
+    let Some(prompt) = preset.prompt() else {
+        return false;
+    };
+    let line = line.trim_end();
+    let next = next.trim();
+    line.char_indices()
+        .map(|(at, _)| at)
+        .chain(std::iter::once(line.len()))
+        .any(|at| {
+            let drawn = line[at..].trim_start();
+            !drawn.is_empty() && next.starts_with(drawn) && prompt.is_match(line[..at].as_bytes())
         })
 }
 

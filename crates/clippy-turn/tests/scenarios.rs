@@ -776,3 +776,29 @@ fn a_shells_end_of_output_mark_is_neither_content_nor_text() {
     assert!(turns[0].interrupted);
     assert_eq!(turns[0].text(), "");
 }
+
+#[test]
+fn the_next_prompt_drawing_a_line_typed_ahead_is_not_in_the_text_whatever_the_chunking() {
+    // node reads a line typed during a blocking call only when the call returns, and draws it
+    // key by key behind its prompt: the turn ends when the line is whole, and the screen may
+    // show the prompt with the first keys already.
+    let mut s = Session::new(Preset::named("generic").unwrap());
+    s.out(b"\x1b[1G\x1b[0J> \x1b[3G");
+    s.input(b"sleep(3); log(21)\r").out(b"\r\r\n");
+    s.input(b"log(42)").out(b"log(42)");
+    s.input(b"\r").out(b"\r\n");
+    s.out(b"21\r\nundefined\r\n\x1b[1G\x1b[0J> \x1b[3Gl")
+        .out(b"og(42)\r\n42\r\nundefined\r\n\x1b[1G\x1b[0J> \x1b[3G");
+    let shape: Vec<(String, String)> = s
+        .turns()
+        .iter()
+        .map(|t| (t.input.clone(), t.text()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("sleep(3); log(21)".to_owned(), "21\nundefined".to_owned()),
+            ("log(42)".to_owned(), "42\nundefined".to_owned())
+        ]
+    );
+}
