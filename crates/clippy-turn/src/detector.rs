@@ -1057,6 +1057,10 @@ impl Core {
     /// line wraps under it and output that did is drawn over (perhaps behind the `^C` echo), or
     /// that character again on the next line. Never where content begins.
     fn end_of_output_mark(&mut self, line: &[u8]) -> bool {
+        // Shells draw it; a TUI's rows are not looked at this way.
+        if self.preset.osc_idle().is_some() {
+            return false;
+        }
         let text = String::from_utf8_lossy(line);
         let body = text.trim_end_matches(' ');
         let pad = text.len() - body.len();
@@ -1299,18 +1303,15 @@ impl Feed<'_> {
         {
             return;
         }
-        match self.core.phase {
-            Phase::Starting => {
-                self.core.learn_prompt_header_before(start);
-                self.ready(start);
-            }
-            Phase::Busy if self.core.turn.as_ref().is_some_and(|t| !t.skip_line) => {
-                if !self.core.holds_prompt(start) {
-                    let end = self.core.prompt_start_before(start);
-                    self.finish(end);
-                }
-            }
-            _ => {}
+        if self.core.phase == Phase::Starting {
+            self.core.learn_prompt_header_before(start);
+            self.ready(start);
+        } else if self.core.phase == Phase::Busy
+            && self.core.turn.as_ref().is_some_and(|t| !t.skip_line)
+            && !self.core.holds_prompt(start)
+        {
+            let end = self.core.prompt_start_before(start);
+            self.finish(end);
         }
     }
 
@@ -1851,7 +1852,7 @@ fn prompt_then_part(preset: &Preset, line: &str, next: &str) -> bool {
         .chain(std::iter::once(line.len()))
         .any(|at| {
             let drawn = line[at..].trim_start();
-            !drawn.is_empty() && next.starts_with(drawn) && prompt.is_match(line[..at].as_bytes())
+            !drawn.is_empty() && next.starts_with(drawn) && prompt.is_match(&line.as_bytes()[..at])
         })
 }
 
