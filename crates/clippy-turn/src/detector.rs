@@ -291,6 +291,8 @@ struct Running {
     /// taken back from `inputs`: the terminal echoed them into this turn's output, and the
     /// text view leaves that echo out.
     echoed_ahead: Vec<String>,
+    /// The terminal's echoes of lines in `echoed_ahead` seen before the content began.
+    ahead_echoes: Vec<String>,
     /// Where the terminal's `^C` echo began, for a turn interrupted before it printed anything.
     interrupt_echo: Option<u64>,
     /// How many of `inputs` (from the first) the program drew, behind its prompt or bare: the
@@ -971,6 +973,7 @@ impl Core {
             lines_seen: 0,
             typed_ahead: 0,
             echoed_ahead: Vec::new(),
+            ahead_echoes: Vec::new(),
             interrupt_echo: None,
             echoed_upto: 0,
             held_prompt: None,
@@ -1459,11 +1462,11 @@ impl Feed<'_> {
                 #[cfg(feature = "text")]
                 text: {
                     // The questions typed ahead, shown queued under the reply, are echo too.
-                    let ahead = core.pending.len().saturating_sub(turn.typed_ahead);
+                    // (Every line typed ahead during the turn: those still waiting, those
+                    // Ctrl+C dropped, those taken back from `inputs`.)
                     let echoed: Vec<String> = turn
                         .inputs
                         .iter()
-                        .chain(core.pending.range(ahead..))
                         .chain(&turn.echoed_ahead)
                         .cloned()
                         .collect();
@@ -1654,7 +1657,25 @@ impl ViewSink for Feed<'_> {
             // drawn again with the turn's input behind it (a queued line's, after zsh's
             // end-of-output mark ended the turn before), are echo too.
             let echoed = echoed_input(&self.core.preset, self.core.osc133, bytes, &turn.inputs);
-            if !answer && (echoed.is_some() || is_bare_input(&text, &turn.echoed_ahead)) {
+            // The terminal echoes a line typed ahead once: the same line bare again is what the
+            // program printed (`cat` reading it).
+            let ahead_echo = {
+                let line = text.trim();
+                let typed = turn
+                    .echoed_ahead
+                    .iter()
+                    .filter(|i| i.trim() == line)
+                    .count();
+                let seen = turn
+                    .ahead_echoes
+                    .iter()
+                    .filter(|i| i.as_str() == line)
+                    .count();
+                (seen < typed).then(|| line.to_owned())
+            };
+            if !answer && (echoed.is_some() || ahead_echo.is_some()) {
+                turn.ahead_echoes
+                    .extend(ahead_echo.filter(|_| echoed.is_none()));
                 turn.echo_seen = true;
                 if let Some(at) = echoed {
                     turn.echoed_upto = turn.echoed_upto.max(at + 1);

@@ -49,12 +49,28 @@ pub(crate) fn render(
         }
     }
     let region = &lines[start..end];
+    let typed_ahead = inputs.get(own..).unwrap_or_default();
+    // A shell's or REPL's terminal echoed each line typed ahead once; the same line bare again is
+    // the program's (`cat` printing what it read). (A TUI may draw a queued question again.)
+    let mut echoes: Vec<&str> = typed_ahead.iter().map(|input| input.trim()).collect();
+    let shell = preset.osc_idle().is_none();
     let keep: Vec<bool> = region
         .iter()
-        .map(|line| keep_line(line, inputs, own, preset))
+        .map(|line| {
+            let bare = line.trim();
+            if shell && !bare.is_empty() && !is_bare_input(bare, &inputs[..own.min(inputs.len())]) {
+                if let Some(at) = echoes.iter().position(|echo| *echo == bare) {
+                    echoes.swap_remove(at);
+                    return false;
+                }
+                if is_bare_input(bare, typed_ahead) {
+                    return true;
+                }
+            }
+            keep_line(line, inputs, own, preset)
+        })
         .collect();
     let text = |i: usize| keep[i] && !region[i].trim().is_empty();
-    let typed_ahead = inputs.get(own..).unwrap_or_default();
     let mut kept: Vec<&str> = Vec::new();
     for (i, line) in region.iter().enumerate() {
         // A table's rules stay: its borders have junctions, and a rule between two rows of

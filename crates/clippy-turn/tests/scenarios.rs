@@ -802,3 +802,20 @@ fn the_next_prompt_drawing_a_line_typed_ahead_is_not_in_the_text_whatever_the_ch
         ]
     );
 }
+
+#[test]
+fn a_line_a_command_reads_without_a_prompt_and_prints_back_is_its_output() {
+    // `cat` reads the line (the terminal echoes it bare, as it would a line typed ahead) and
+    // prints it: the second copy is the command's output.
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"cat\r").out(b"cat\r\n\x1b[?2004l\r");
+    s.input(b"hello").out(b"hello");
+    s.input(b"\r").out(b"\r\nhello\r\n");
+    s.input(b"\x04").out(ROOT_PROMPT);
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    assert_eq!(turns[0].input, "cat");
+    assert_eq!(turns[0].content, b"hello\r\n");
+    assert_eq!(turns[0].text(), "hello");
+}
