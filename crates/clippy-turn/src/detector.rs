@@ -1036,11 +1036,13 @@ impl Core {
         let Some(turn) = &mut self.turn else {
             return;
         };
-        let from = turn.echoed_upto.max(1);
-        if !turn
-            .inputs
-            .get(from..)
-            .is_some_and(|rest| rest.iter().any(|input| !input.trim().is_empty()))
+        // Only when the program drew the command itself: otherwise nothing tells what it read.
+        let from = turn.echoed_upto;
+        if from == 0
+            || !turn
+                .inputs
+                .get(from..)
+                .is_some_and(|rest| rest.iter().any(|input| !input.trim().is_empty()))
         {
             return;
         }
@@ -1049,10 +1051,19 @@ impl Core {
             .drain(from..)
             .filter(|input| !input.trim().is_empty())
             .collect();
-        for input in unread.iter().rev() {
-            self.pending.push_front(input.clone());
+        turn.echoed_ahead.extend(unread.iter().cloned());
+        self.wait_again(unread);
+    }
+
+    /// Puts `lines`, taken back from the running turn, at the head of the lines waiting for
+    /// their turns (they were typed before those); past `MAX_PENDING_INPUTS` the oldest go.
+    fn wait_again(&mut self, lines: Vec<String>) {
+        for input in lines.into_iter().rev() {
+            self.pending.push_front(input);
         }
-        turn.echoed_ahead.extend(unread);
+        while self.pending.len() > MAX_PENDING_INPUTS {
+            self.pending.pop_front();
+        }
     }
 
     /// Whether `line` is a shell's end-of-output mark (zsh's `PROMPT_SP` `%`, fish's `⏎`): one
@@ -1599,10 +1610,8 @@ impl ViewSink for Feed<'_> {
                 && let Some(turn) = &mut self.core.turn
             {
                 let ahead: Vec<String> = turn.inputs.drain(from..).collect();
-                for input in ahead.iter().rev() {
-                    self.core.pending.push_front(input.clone());
-                }
-                turn.echoed_ahead.extend(ahead);
+                turn.echoed_ahead.extend(ahead.iter().cloned());
+                self.core.wait_again(ahead);
             }
             self.core.line_veto = false;
             let end = self.core.prompt_start(line.start);
