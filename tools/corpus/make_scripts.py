@@ -346,6 +346,78 @@ def hooks_scripts_for(key, A):
     return out
 
 
+# ---------------------------------------------------------------------------
+# Fourth batch (issue 27): questions pasted (bracketed paste, one write), pasted then edited, a
+# long paste an agent shows as a placeholder; Gemini's long reply at 80x24 with resizes; Claude
+# Code with a question typed right before a long reply ends. <agent>-<case>-<size>.
+# ---------------------------------------------------------------------------
+
+QP = "Translate these notes into French:\nred apple\nfresh bread\ncold milk"
+AP = "Here are the notes in French:\npomme rouge\npain frais\nlait froid\nThose three notes are part 1 of the list."
+QPL = "Summarize these pasted lines:\n" + "\n".join(
+    "note %d: the quick brown fox jumps over the lazy dog" % n for n in range(1, 12))
+APL = "The pasted note has twelve lines about one topic.\nEach of them repeats the same sentence."
+PASTE_AGENTS = ["claude", "codex", "gemini", "aider"]
+
+
+def one_message(q, a):
+    """A question of several lines, pasted: one message, one answer (`sent_as_one`)."""
+    return dict(turn(q, a), sent_as_one=True)
+
+
+def paste(text):
+    return [{"paste": text}, {"sleep": 0.8}, {"key": "enter"}]
+
+
+def paste_scripts_for(key, A):
+    base = {"agent": A["agent"], "preset": A["preset"], "command": A["command"],
+            "version_command": A["version_command"], "cwd": "/tmp/corpus-work/" + key, "mock": True,
+            "setup": "bash $CORPUS_TOOLS/setup_agent.sh " + key, "env": A["env"]}
+    done, settle, ready, exit_ = A["done"], [{"sleep": 1.0}], A["ready"], A["exit"]
+    out = {}
+    for cols, rows in [[80, 24], [120, 40]]:
+        size = "%dx%d" % (cols, rows)
+        # Pasted then edited: the head pasted, the rest typed, one word deleted with backspaces.
+        edited = [{"paste": "what is the largest"}, {"sleep": 0.5}, {"send": " planet moon"},
+                  {"sleep": 0.3}] + [{"key": "backspace"}] * 5 + [{"sleep": 0.5}, {"key": "enter"}]
+        out["paste-" + size] = dict(
+            base, size=[cols, rows],
+            steps=ready + paste(QP) + done + settle + edited + done + settle + paste(QPL) + done + settle + exit_,
+            # aider's rich markdown joins the two reply lines into one paragraph, wrapped at the width.
+            turns=[one_message(QP, AP), turn(Q2, A2),
+                   one_message(QPL, APL.split("\n")[0] if key == "aider" else APL)],
+            notes=size + ". Pasted questions, each in one write inside ESC[200~ ESC[201~ (bracketed paste, which "
+                  "the agent turns on), then Enter 0.8 s later: a 4-line question; 'what is the largest' pasted, "
+                  "' planet moon' typed and ' moon' deleted with five backspaces; a 12-line question (agents show "
+                  "long pastes as a placeholder in their input box).")
+    if key == "gemini":
+        mid = [{"wait_for": "Numbered\\s+line\\s+30\\s", "timeout": 60}, {"resize": "100x30"},
+               {"wait_for": "Numbered\\s+line\\s+55\\s", "timeout": 60}, {"resize": "80x24"}]
+        out["long-resize-80x24"] = dict(
+            base, size=[80, 24], steps=ready + submit(QL) + mid + done + settle + submit(Q3) + done + settle + exit_,
+            turns=[turn(QL, AL), turn(Q3, A3)],
+            notes="80x24, the 80-line reply, resized to 100x30 after 'Numbered line 30' and back to 80x24 after "
+                  "'Numbered line 55' while it streams; then a second question. Gemini CLI clears the screen and its "
+                  "scrollback (ESC[2J ESC[3J) and reprints its transcript after each resize.")
+        out["long2-80x24"] = dict(
+            base, size=[80, 24], steps=ready + submit(Q1) + done + settle + submit(QL) + done + settle + exit_,
+            turns=[turn(Q1, A1), turn(QL, AL)],
+            notes="80x24, a short answer, then the 80-line reply (its live area outgrows the screen).")
+    if key == "claude":
+        late = [{"wait_for": "Numbered\\s+line\\s+7[6-9]\\s", "timeout": 60}, {"send": Q2, "delay": 0.04},
+                {"sleep": 0.3}, {"key": "enter"}]
+        out["typeahead-late-80x24"] = dict(
+            base, size=[80, 24], steps=ready + submit(QL) + late + [{"wait_for": "Jupiter", "timeout": 60}] + done
+            + settle + exit_,
+            turns=[turn(QL, AL), turn(Q2, A2)],
+            notes="80x24, the 80-line reply; the second question is typed (40 ms a key) from the moment "
+                  "'Numbered line 76'-'79' shows, across the reply's end, then Enter.")
+    for k, s in out.items():
+        s["name"] = "%s-%s" % (key, k)
+        s["notes"] = (A["notes"] + " " + s["notes"]).strip()
+    return out
+
+
 if __name__ == "__main__":
     import sys
     os.makedirs(SCRIPTS, exist_ok=True)
@@ -354,6 +426,8 @@ if __name__ == "__main__":
         generated = list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items())
         if key in HOOK_CASES:
             generated += list(hooks_scripts_for(key, AGENTS[key]).items())
+        if key in PASTE_AGENTS:
+            generated += list(paste_scripts_for(key, AGENTS[key]).items())
         for kind, s in generated:
             order = ["name", "agent", "preset", "command", "version_command", "size", "cwd", "mock", "hooks", "setup",
                      "env", "steps", "turns", "notes"]

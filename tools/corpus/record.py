@@ -26,6 +26,8 @@ Script format (JSON):
     {"wait_for": "regex", "timeout": 30, "since": "send"|"start"|"mark"|"now"},
     {"wait_for_raw": "regex"},           # same, on the decoded output with escapes kept
     {"send": "text", "typed": true, "delay": 0.05},   # typed char by char, or one write
+    {"paste": "text"},                   # one write, as a terminal pastes: inside ESC[200~ … ESC[201~
+                                         # when the child turned bracketed paste on, "\n" sent as "\r"
     {"key": "enter"|"ctrl_c"|"ctrl_d"|"esc"|"up"|"down"|"tab"},
     {"ctrl_c": true},
     {"sleep": 1.5},
@@ -353,6 +355,11 @@ class Recorder:
     def now(self):
         return round(time.time() - self.t0, 6)
 
+    @property
+    def bracketed_paste(self):
+        """Whether the child's last bracketed-paste switch turned it on (ESC[?2004h)."""
+        return self.raw.rfind(b"\x1b[?2004h") > self.raw.rfind(b"\x1b[?2004l")
+
     def write(self, data):
         os.write(self.master, data)
         self.events.append([self.now(), "i", data.decode("utf-8", "replace")])
@@ -570,6 +577,12 @@ class Recorder:
                               st.get("timeout", 30), st.get("since", "send"), raw)
             elif "send" in st:
                 self.send(st["send"].encode("utf-8"), st.get("typed", True), st.get("delay", 0.06))
+            elif "paste" in st:
+                self.send_pos = len(self.text)
+                text = st["paste"].replace("\r\n", "\n").replace("\n", "\r").encode("utf-8")
+                if self.bracketed_paste:
+                    text = b"\x1b[200~" + text + b"\x1b[201~"
+                self.write(text)
             elif "key" in st:
                 self.send_pos = len(self.text)
                 self.write(KEYS[st["key"]])

@@ -137,6 +137,9 @@ pub struct Recorded {
     /// Lines of history that left the bounded history before the recording ended (the
     /// recording's head is missing).
     pub lost: u64,
+    /// The screen's width when the recording ended (0: unknown), to tell a line a program
+    /// wrapped itself at the edge from one it ended.
+    pub cols: u16,
 }
 
 /// The recording in progress.
@@ -485,6 +488,7 @@ impl Screen {
                 lines: frames.into_lines(),
                 alternate: true,
                 lost,
+                cols: self.size().0,
             };
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
@@ -519,6 +523,7 @@ impl Screen {
             lines,
             alternate: false,
             lost,
+            cols: self.size().0,
         }
     }
 

@@ -54,7 +54,7 @@ pub(crate) fn render(
     // the program's (`cat` printing what it read). (A TUI may draw a queued question again.)
     let mut echoes: Vec<&str> = typed_ahead.iter().map(|input| input.trim()).collect();
     let shell = preset.osc_idle().is_none();
-    let keep: Vec<bool> = region
+    let mut keep: Vec<bool> = region
         .iter()
         .map(|line| {
             let bare = line.trim();
@@ -70,6 +70,7 @@ pub(crate) fn render(
             keep_line(line, inputs, own, preset)
         })
         .collect();
+    drop_wrapped_chrome(region, &mut keep, preset, recorded.cols);
     let text = |i: usize| keep[i] && !region[i].trim().is_empty();
     let mut kept: Vec<&str> = Vec::new();
     for (i, line) in region.iter().enumerate() {
@@ -91,6 +92,46 @@ pub(crate) fn render(
         drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
     tidy(&kept)
+}
+
+/// Drops the rest of a chrome line the agent wrapped itself at the screen's edge (Claude Code's
+/// `⎿  Tip: …` over two rows, a status or hint line longer than the width): a line right under
+/// it that starts where its text starts (the hanging indent under its bullet) and whose first
+/// word would not have fitted on it. The screen's layout says so, whatever the words; `cols`
+/// 0 (unknown) drops nothing.
+fn drop_wrapped_chrome(region: &[String], keep: &mut [bool], preset: &Preset, cols: u16) {
+    if cols == 0 {
+        return;
+    }
+    let width = |text: &str| text.chars().count();
+    let mut hanging: Option<usize> = None;
+    for (i, line) in region.iter().enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed.trim().is_empty() {
+            hanging = None;
+            continue;
+        }
+        let indent = width(trimmed) - width(trimmed.trim_start());
+        if let Some(text_at) = hanging
+            && keep[i]
+            && indent == text_at
+            && i > 0
+        {
+            let above = width(region[i - 1].trim_end());
+            let word = trimmed.split_whitespace().next().map_or(0, width);
+            if above + 1 + word > usize::from(cols) {
+                keep[i] = false;
+                continue;
+            }
+        }
+        hanging = (!keep[i] && is_chrome(line, preset)).then(|| {
+            // Where the text begins: after the indent and the bullet (`⎿  `, `✻ `, `❯ `).
+            trimmed
+                .char_indices()
+                .find(|&(_, c)| c.is_alphanumeric())
+                .map_or(indent, |(at, _)| width(&trimmed[..at]))
+        });
+    }
 }
 
 /// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
@@ -183,14 +224,135 @@ fn old_head(lines: &[String], before: &[String]) -> usize {
 /// bullet: under its last echo. Lines above it are old transcript even when `before` lacks them
 /// (a TUI redrawn taller after a resize, or repainted a row higher, shows more of it), and lines
 /// under it are new even when `before` has them (the same answer to the same question).
+///
+/// The echo is a block however the question was entered: its first line behind the prompt
+/// (`❯ `, `› `, `│ > `, `$ `), the rest of a question of several lines (pasted) on the lines
+/// under it, indented or behind a decoration of their own, the agent's wrapping of long lines
+/// anywhere, and a placeholder the agent shows for pasted text (`[Pasted text #1 +3 lines]`)
+/// standing for any part of it.
 fn after_the_echo(lines: &[String], inputs: &[String]) -> Option<usize> {
     let first = inputs.first()?;
-    lines
-        .iter()
-        .rposition(|line| {
-            is_echo(line, std::slice::from_ref(first)) && !is_bare_input(line, inputs)
-        })
-        .map(|at| at + 1)
+    let input: String = first.chars().filter(|c| !c.is_whitespace()).collect();
+    if input.is_empty() {
+        return None;
+    }
+    (0..lines.len())
+        .rev()
+        .find_map(|at| echo_block(lines, at, &input))
+}
+
+/// The end of the echo of `input` (without white space) that begins at `lines[at]`, if one does:
+/// the line is the input's head behind a short decoration, and the lines under it (blank ones
+/// aside) carry the rest.
+fn echo_block(lines: &[String], at: usize, input: &str) -> Option<usize> {
+    let line = lines[at].trim_matches(|c: char| c.is_whitespace() || BORDERS.contains(c));
+    let first = input.chars().next()?;
+    // Cheap first: the head begins as the input does, or with a placeholder.
+    let mut heads = behind_decoration(line).filter(|head| {
+        let head = head.trim_start();
+        head.starts_with(first) || head.starts_with('[')
+    });
+    heads.find_map(|head| {
+        let mut echo = without_blanks(head);
+        let mut end = match echo_matches(&echo, input)? {
+            true => return Some(at + 1),
+            false => None,
+        };
+        for (i, next) in lines.iter().enumerate().skip(at + 1) {
+            let next = next.trim_matches(|c: char| c.is_whitespace() || BORDERS.contains(c));
+            if next.is_empty() {
+                continue;
+            }
+            // The rest as it stands, or behind a continuation prompt (`> `, `... `).
+            let extended = std::iter::once(next)
+                .chain(behind_decoration(next))
+                .map(|rest| echo.clone() + &without_blanks(rest))
+                .find_map(|longer| echo_matches(&longer, input).map(|done| (longer, done)));
+            let Some((longer, done)) = extended else {
+                break;
+            };
+            echo = longer;
+            if done {
+                end = Some(i + 1);
+                break;
+            }
+        }
+        end
+    })
+}
+
+/// The box borders a TUI draws around its input (`│ > question │`).
+const BORDERS: &str = "│┃|";
+
+/// What follows each short decoration `line` may begin with (at most 12 characters, the last
+/// one not a letter or digit: `❯ `, `› `, `> `, `$ `, `root@box:~# `), longest first.
+fn behind_decoration(line: &str) -> impl Iterator<Item = &str> {
+    let mut count = 0;
+    let mut splits: Vec<&str> = Vec::new();
+    for (at, c) in line.char_indices() {
+        if !c.is_whitespace() {
+            count += 1;
+        }
+        if count > 12 {
+            break;
+        }
+        let (decoration, rest) = line.split_at(at + c.len_utf8());
+        if !decoration.trim().is_empty() && !c.is_alphanumeric() && !rest.trim().is_empty() {
+            splits.push(rest);
+        }
+    }
+    splits.into_iter().rev()
+}
+
+/// The placeholder stands for pasted text (Claude Code `[Pasted text #1 +3 lines]`, Codex
+/// `[Pasted Content 900 chars]`): any part of the input.
+const PLACEHOLDER: char = '\0';
+
+/// `text` without white space, each pasted-text placeholder as [`PLACEHOLDER`].
+fn without_blanks(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('[') {
+        let (before, from) = rest.split_at(at);
+        out.extend(before.chars().filter(|c| !c.is_whitespace()));
+        let close = from.find(']');
+        match close.filter(|_| from.get(1..7).is_some_and(|w| w.eq_ignore_ascii_case("pasted"))) {
+            Some(close) => {
+                out.push(PLACEHOLDER);
+                rest = &from[close + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = &from[1..];
+            }
+        }
+    }
+    out.extend(rest.chars().filter(|c| !c.is_whitespace()));
+    out
+}
+
+/// Whether `echo` (without white space, placeholders as [`PLACEHOLDER`]) can be the echo of
+/// `input`: `None` when it cannot, `Some(true)` when it is all of it, `Some(false)` when more
+/// lines may complete it.
+fn echo_matches(echo: &str, input: &str) -> Option<bool> {
+    let mut pieces = echo.split(PLACEHOLDER);
+    let head = pieces.next().unwrap_or_default();
+    let mut rest = input.strip_prefix(head)?;
+    let mut wild = false;
+    for piece in pieces {
+        wild = true;
+        if piece.is_empty() {
+            continue;
+        }
+        // A placeholder stands for at least one character.
+        let at = rest
+            .char_indices()
+            .skip(1)
+            .map(|(at, _)| at)
+            .find(|&at| rest[at..].starts_with(piece))?;
+        rest = &rest[at + piece.len()..];
+    }
+    Some(rest.is_empty() || (wild && echo.ends_with(PLACEHOLDER)))
 }
 
 /// Whether a line is a TUI's prompt line.
@@ -255,9 +417,23 @@ fn tidy(lines: &[&str]) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(line.trim_end());
+        push_as_pasted(&mut out, line.trim_end());
     }
     out
+}
+
+/// Appends `line` as a person would paste it from the terminal: the spacing characters a
+/// terminal shows as a blank cell (U+00A0 no-break space, the en/em/thin spaces U+2000–U+200A,
+/// U+202F, U+205F) become plain spaces, so that the text can be searched and pasted as it reads
+/// (Claude Code puts U+00A0 after its list numbers and in its input box). The raw content and
+/// the agent's message keep the agent's bytes.
+fn push_as_pasted(out: &mut String, line: &str) {
+    out.extend(line.chars().map(|c| if is_shown_as_space(c) { ' ' } else { c }));
+}
+
+/// Whether `c` is a spacing character a terminal draws as one blank cell.
+fn is_shown_as_space(c: char) -> bool {
+    matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}')
 }
 
 #[cfg(test)]
@@ -336,6 +512,146 @@ mod tests {
         assert_eq!(
             render(&recorded(&[], &lines), &inputs, 1, &gemini, true),
             "✦ answer"
+        );
+    }
+
+    #[test]
+    fn a_pasted_question_of_several_lines_is_echo_in_every_agents_style() {
+        let question = "Translate these notes into French:\nred apple\nfresh bread\ncold milk";
+        let inputs = [question.to_owned()];
+        let reply = ["", "● pomme rouge", "  pain frais"];
+        let cases: [(&str, &[&str]); 6] = [
+            // Claude Code: the block behind `❯`, its lines indented.
+            (
+                "claude",
+                &[
+                    "❯ Translate these notes into French:",
+                    "  red apple",
+                    "  fresh bread",
+                    "  cold milk",
+                ],
+            ),
+            // Gemini CLI: in its box, a blank line inside the paste.
+            (
+                "gemini",
+                &[
+                    "│ > Translate these notes into French:   │",
+                    "│   red apple                            │",
+                    "│                                        │",
+                    "│   fresh bread                          │",
+                    "│   cold milk                            │",
+                ],
+            ),
+            // aider: each line behind its prompt.
+            (
+                "aider",
+                &[
+                    "> Translate these notes into French:",
+                    "> red apple",
+                    "> fresh bread",
+                    "> cold milk",
+                ],
+            ),
+            // A placeholder for the pasted text.
+            ("claude", &["❯ [Pasted text #1 +3 lines]"]),
+            // Wrapped by the agent where its box ends.
+            (
+                "codex",
+                &[
+                    "› Translate these notes into",
+                    "  French: red apple fresh",
+                    "  bread cold milk",
+                ],
+            ),
+            // Typed, then the rest pasted.
+            ("claude", &["❯ Translate these notes into French:[Pasted text #2 +3 lines]"]),
+        ];
+        for (agent, echo) in cases {
+            let preset = Preset::named(agent).expect("preset");
+            let lines: Vec<&str> = ["old answer", ""]
+                .iter()
+                .chain(echo)
+                .chain(&reply)
+                .copied()
+                .collect();
+            assert_eq!(
+                render(&recorded(&["old answer"], &lines), &inputs, &preset, false),
+                "● pomme rouge\n  pain frais",
+                "{agent}: {echo:?}"
+            );
+        }
+        // Pasted, then edited: the text typed around a placeholder is part of the echo.
+        let edited = [format!("please {question} now")];
+        let lines = ["❯ please [Pasted text #1 +3 lines] now", "", "● pomme rouge"];
+        let claude = Preset::named("claude").expect("preset");
+        assert_eq!(
+            render(&recorded(&[], &lines), &edited, &claude, false),
+            "● pomme rouge"
+        );
+    }
+
+    #[test]
+    fn a_reply_that_begins_as_the_question_did_is_not_its_echo() {
+        let python = Preset::named("python").expect("preset");
+        let inputs = ["print('a')\nprint('b')".to_owned()];
+        // The echo's head and a reply line that does not go on with the rest.
+        let lines = [">>> print('a')", "a", ">>> print('b')", "b"];
+        assert_eq!(
+            render(&recorded(&[], &lines), &inputs, &python, false),
+            ">>> print('a')\na\n>>> print('b')\nb"
+        );
+    }
+
+    #[test]
+    fn the_rest_of_a_chrome_line_wrapped_at_the_edge_is_chrome() {
+        let claude = Preset::named("claude").expect("preset");
+        let inputs = ["q".to_owned()];
+        let tip = format!("  ⎿ \u{a0}Tip: {}", "word ".repeat(14).trim_end());
+        assert_eq!(tip.chars().count(), 79);
+        let lines = [
+            "❯ q",
+            "● Jupiter.",
+            "",
+            "✻ Crunched for 1s",
+            &tip,
+            "     and verify its suggested edits",
+            "",
+            "● More.",
+            "  a line at the text's indent",
+        ];
+        let mut turn = recorded(&[], &lines);
+        turn.cols = 80;
+        assert_eq!(
+            render(&turn, &inputs, &claude, false),
+            "● Jupiter.\n\n● More.\n  a line at the text's indent"
+        );
+        // A short chrome line ends where it ends: what follows is the reply's.
+        let lines = ["❯ q", "✻ Crunched for 1s", "  1. one", "  2. two"];
+        let mut turn = recorded(&[], &lines);
+        turn.cols = 80;
+        assert_eq!(
+            render(&turn, &inputs, &claude, false),
+            "  1. one\n  2. two"
+        );
+    }
+
+    #[test]
+    fn spacing_characters_a_terminal_shows_as_blanks_become_spaces() {
+        let claude = Preset::named("claude").expect("preset");
+        let inputs = ["list".to_owned()];
+        let lines = [
+            "❯ list",
+            "● Here:",
+            "  1.\u{a0}part\u{a0}1",
+            "  2.\u{2009}part\u{202f}2\u{205f}and\u{2003}more",
+            "",
+            "───",
+            "❯\u{a0}",
+            "───",
+        ];
+        assert_eq!(
+            render(&recorded(&[], &lines), &inputs, &claude, false),
+            "● Here:\n  1. part 1\n  2. part 2 and more"
         );
     }
 

@@ -62,7 +62,8 @@ impl Turn {
     /// It is made when the turn completes, from the detector's live screen, so the detector
     /// must be fed every output byte from the session's start and told every resize
     /// ([`TurnDetector::resize`](crate::TurnDetector::resize)) in order with the output.
-    /// Lines are joined with `\n`, trailing spaces trimmed, blank lines at both ends removed.
+    /// Lines are joined with `\n`, trailing spaces trimmed, blank lines at both ends removed;
+    /// spacing characters a terminal shows as blanks (U+00A0 and the like) are plain spaces.
     ///
     /// ```
     /// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
