@@ -453,6 +453,7 @@ impl TapState {
                     // The latest prompt's own code: none when the shell reported none.
                     self.progress.exit_code = exit_code;
                     self.progress.prompt_timestamp = Some(now_ms());
+                    self.progress.prompt_text = self.detector.prompt_line();
                     continue;
                 }
                 _ => continue,

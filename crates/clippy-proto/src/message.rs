@@ -113,6 +113,12 @@ pub struct Progress {
     /// When the latest prompt appeared: Unix time in milliseconds, by the wrapper's clock.
     #[serde(default)]
     pub prompt_timestamp: Option<u64>,
+    /// The latest prompt's line as the wrapper's screen showed it, for agents that keep their
+    /// input line on screen and redraw it in place (a TUI's output after the prompt's offset
+    /// need not hold it): `wait_prompt`'s `match_text`. None for shells and REPLs, whose
+    /// prompt line is read from the spool.
+    #[serde(default)]
+    pub prompt_text: Option<String>,
     /// How many turns the session has completed (the latest turn's seq): the broker has every
     /// turn up to here once it has recorded this seq.
     #[serde(default)]

@@ -177,6 +177,7 @@ fn every_message() -> Vec<Message> {
                 exit_code: Some(1),
                 cwd: Some("/home/me".into()),
                 prompt_timestamp: Some(1_700_000_000_000),
+                prompt_text: Some("\u{276f}".into()),
                 input: None,
                 input_blocked: true,
             },

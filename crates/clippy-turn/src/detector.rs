@@ -595,6 +595,36 @@ impl TurnDetector {
         self.core.screen.snapshot(history)
     }
 
+    /// The agent's prompt line as its screen shows it now, for a TUI (a preset with an idle
+    /// OSC), which keeps its input line on screen and redraws it in place, so that the output
+    /// after a prompt's offset need not hold it: the last row that is a prompt line of the
+    /// preset, else the row the cursor is on (Gemini CLI's input box); trimmed, spacing
+    /// characters as spaces. `None` for shells and REPLs, whose prompt is printed after the
+    /// prompt's offset, and when that row is blank.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("claude")?).size(20, 4)?);
+    /// detector.feed_output("\x1b]0;✳ Claude\x07● done\r\n───\r\n❯\u{a0}\r\n? for shortcuts\x1b[3;3H".as_bytes()).for_each(drop);
+    /// assert_eq!(detector.prompt_line().as_deref(), Some("❯"));
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    #[cfg(feature = "text")]
+    pub fn prompt_line(&mut self) -> Option<String> {
+        self.core.preset.osc_idle()?;
+        let screen = self.core.screen.snapshot(0);
+        let rows = &screen.lines[screen.history..];
+        let prompt = self
+            .core
+            .preset
+            .prompt()
+            .and_then(|prompt| rows.iter().rev().find(|row| prompt.is_match(row.as_bytes())));
+        let row = prompt.or_else(|| rows.get(usize::from(screen.cursor.0)))?;
+        let text = crate::text::as_pasted(row.trim());
+        (!text.is_empty()).then_some(text)
+    }
+
     /// The bytes that make a terminal of the session's size show the session's screen as it is
     /// now, whatever that terminal showed before, and send what the program expects (cursor,
     /// modes, attributes): for a client attaching to the running session, before it gets the

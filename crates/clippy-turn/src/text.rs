@@ -431,6 +431,13 @@ fn push_as_pasted(out: &mut String, line: &str) {
     out.extend(line.chars().map(|c| if is_shown_as_space(c) { ' ' } else { c }));
 }
 
+/// `line` as a person would paste it (see [`push_as_pasted`]).
+pub(crate) fn as_pasted(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    push_as_pasted(&mut out, line);
+    out
+}
+
 /// Whether `c` is a spacing character a terminal draws as one blank cell.
 fn is_shown_as_space(c: char) -> bool {
     matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}')

@@ -801,7 +801,12 @@ impl State {
                     progress.prompt_timestamp,
                 );
                 let session = waiter.session.clone();
-                let match_text = self.prompt_text(&session, prompt, end);
+                // A TUI's prompt line as its wrapper's screen showed it; else the first line of
+                // text the spool holds from the prompt on (a shell's or REPL's prompt).
+                let match_text = match progress.prompt_text.clone().filter(|t| !t.is_empty()) {
+                    Some(text) => text,
+                    None => self.prompt_text(&session, prompt, end),
+                };
                 Finish {
                     reply: Message::Matched {
                         id,
@@ -1628,6 +1633,30 @@ pub(super) mod tests {
                 assert_eq!(*resume_cursor, from + 10);
                 assert_eq!(*exit_code, Some(2));
             }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn wait_prompt_on_a_tui_quotes_the_prompt_line_its_wrapper_saw() {
+        let mut fx = Fixture::new();
+        fx.prompt(b"$ ", None);
+        fx.submitted("what is 2+2");
+        fx.output(b"\x1b[2;1H\xe2\x97\x8f 4");
+        let from = fx.progress.spool_size;
+        // A TUI goes idle redrawing nothing after the prompt's offset but escapes (a title): its
+        // prompt line is on its screen, not in the spool from there.
+        fx.progress.prompt_text = Some("\u{276f}".into());
+        let actions = fx.prompt(b"\x1b]0;idle\x07\x1b[5;3H", None);
+        assert!(fx.to_client(&actions).is_empty(), "nobody waits yet");
+        let actions = fx.ask(Message::WaitPrompt {
+            id: 22,
+            session: "s1".into(),
+            from_cursor: from,
+            timeout_ms: None,
+        });
+        match fx.to_client(&actions).as_slice() {
+            [Message::Matched { match_text, .. }] => assert_eq!(match_text, "\u{276f}"),
             other => panic!("{other:?}"),
         }
     }
