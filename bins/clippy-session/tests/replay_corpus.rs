@@ -269,8 +269,8 @@ fn check(
         // ahead in one turn), once; nothing else but decorations and notices.
         let questions = want["input"].as_str().unwrap_or_default();
         if !questions.starts_with('/') {
-            // Questions an agent sent as one message (`sent_as_one`: Claude Code's queue) got
-            // one answer, to the whole message.
+            // Questions an agent sent as one message (`sent_as_one`: Claude Code's queue, or a
+            // question of several lines pasted at once) got one answer, to the whole message.
             let replies: Option<Vec<Vec<String>>> = if want["sent_as_one"] == true {
                 model_lines(&replies, preset, questions).map(|reply| vec![reply])
             } else {

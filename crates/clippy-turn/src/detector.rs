@@ -598,7 +598,8 @@ impl TurnDetector {
     /// The agent's prompt line as its screen shows it now, for a TUI (a preset with an idle
     /// OSC), which keeps its input line on screen and redraws it in place, so that the output
     /// after a prompt's offset need not hold it: the last row that is a prompt line of the
-    /// preset, else the row the cursor is on (Gemini CLI's input box); trimmed, spacing
+    /// preset, else the last row that begins with a prompt character (`>`, `❯`, `›`: Gemini
+    /// CLI's input box), else the row the cursor is on; trimmed, spacing
     /// characters as spaces. `None` for shells and REPLs, whose prompt is printed after the
     /// prompt's offset, and when that row is blank.
     ///
@@ -608,6 +609,11 @@ impl TurnDetector {
     /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("claude")?).size(20, 4)?);
     /// detector.feed_output("\x1b]0;✳ Claude\x07● done\r\n───\r\n❯\u{a0}\r\n? for shortcuts\x1b[3;3H".as_bytes()).for_each(drop);
     /// assert_eq!(detector.prompt_line().as_deref(), Some("❯"));
+    ///
+    /// // Gemini CLI has no prompt pattern: its input box's row, wherever the cursor is.
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("gemini")?).size(40, 4)?);
+    /// detector.feed_output("\x1b]0;◇  Ready\x07✦ done\r\n >   Type your message\r\n workspace\x1b[4;1H".as_bytes()).for_each(drop);
+    /// assert_eq!(detector.prompt_line().as_deref(), Some(">   Type your message"));
     /// # Ok::<(), clippy_turn::TurnError>(())
     /// ```
     #[cfg(feature = "text")]
@@ -620,7 +626,19 @@ impl TurnDetector {
             .preset
             .prompt()
             .and_then(|prompt| rows.iter().rev().find(|row| prompt.is_match(row.as_bytes())));
-        let row = prompt.or_else(|| rows.get(usize::from(screen.cursor.0)))?;
+        // Without a prompt pattern: the last row that begins with a prompt character (Gemini
+        // CLI's ` >   Type your message`), else the cursor's row.
+        let marked = || {
+            rows.iter().rev().find(|row| {
+                let row = row.trim_start_matches(|c: char| c.is_whitespace() || "│┃|".contains(c));
+                let mut chars = row.chars();
+                chars.next().is_some_and(|c| ">❯›".contains(c))
+                    && chars.next().is_none_or(char::is_whitespace)
+            })
+        };
+        let row = prompt
+            .or_else(marked)
+            .or_else(|| rows.get(usize::from(screen.cursor.0)))?;
         let text = crate::text::as_pasted(row.trim());
         (!text.is_empty()).then_some(text)
     }
