@@ -403,6 +403,14 @@ def paste_scripts_for(key, A):
             base, size=[80, 24], steps=ready + submit(Q1) + done + settle + submit(QL) + done + settle + exit_,
             turns=[turn(Q1, A1), turn(QL, AL)],
             notes="80x24, a short answer, then the 80-line reply (its live area outgrows the screen).")
+    if key in ("claude", "codex"):
+        grow = [{"wait_for": "Numbered\\s+line\\s+25\\s", "timeout": 60}, {"resize": "140x46"}, {"sleep": 1.5},
+                {"resize": "120x40"}]
+        out["long-resize-120x40"] = dict(
+            base, size=[120, 40], steps=ready + submit(QL) + grow + done + settle + submit(Q3) + done + settle + exit_,
+            turns=[turn(QL, AL), turn(Q3, A3)],
+            notes="120x40, the 80-line reply, resized to 140x46 after 'Numbered line 25' and back to 120x40 1.5 s "
+                  "later while it streams (found live: a line at the seam went missing); then a second question.")
     if key == "claude":
         late = [{"wait_for": "Numbered\\s+line\\s+7[6-9]\\s", "timeout": 60}, {"send": Q2, "delay": 0.04},
                 {"sleep": 0.3}, {"key": "enter"}]

@@ -379,11 +379,41 @@ impl Screen {
             // The emulator resets the scroll region on a resize (and only then).
             self.shadow.reset_region();
         }
+        // A terminal that loses rows keeps what is drawn at the bottom, as xterm and tmux do:
+        // only blank rows under the cursor go, the rest scrolls into history from the top.
+        // (alacritty drops every row under the cursor; a TUI whose input box and footer sit
+        // there, redrawing its live area for the new size as if the top had scrolled away,
+        // then overwrote the rows it thought were gone: Claude Code lost two reply lines.)
+        let keep_bottom = self.bottom_under_cursor(size.lines);
+        if let Some(bottom) = keep_bottom {
+            self.term.grid_mut().cursor.point.line = Line(bottom.0 as i32);
+        }
         self.term.resize(size);
+        if let Some((bottom, cursor)) = keep_bottom {
+            let grid = self.term.grid_mut();
+            let line = grid.cursor.point.line.0 - (bottom - cursor) as i32;
+            grid.cursor.point.line = Line(line.max(0));
+        }
         let before = self.history.end();
         self.collect_history();
         let after = self.history.end();
         self.history.spills.push(before..after);
+    }
+
+    /// When the screen is to shrink to `rows` on the normal screen and text is drawn under the
+    /// cursor below the new last row: the lowest row with text and the cursor's row.
+    fn bottom_under_cursor(&self, rows: usize) -> Option<(usize, usize)> {
+        if self.alternate() {
+            return None;
+        }
+        let grid = self.term.grid();
+        let cursor = grid.cursor.point.line.0.max(0) as usize;
+        let lowest = (0..self.term.screen_lines()).rev().find(|&row| {
+            grid[Line(row as i32)]
+                .into_iter()
+                .any(|cell| cell.c != ' ' && cell.c != '\0')
+        })?;
+        (lowest > cursor && lowest >= rows).then_some((lowest, cursor))
     }
 
     /// Columns and rows.

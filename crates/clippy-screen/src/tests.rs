@@ -186,3 +186,23 @@ fn output_is_rendered_when_read_and_a_flood_past_the_bound_skips_its_oldest_half
         turn.lines
     );
 }
+
+#[test]
+fn a_screen_that_loses_rows_keeps_what_is_drawn_at_the_bottom() {
+    // A TUI's live area: reply lines, its input box with the cursor in it, a footer under it.
+    let mut screen = fed(
+        20,
+        6,
+        b"one\r\ntwo\r\nthree\r\nfour\r\n> \r\nfooter\x1b[5;3H",
+    );
+    screen.resize(20, 4);
+    let shown = screen.snapshot(2);
+    // As xterm and tmux do: the top rows scroll into history, the input box and footer stay.
+    assert_eq!(shown.lines, ["one", "two", "three", "four", ">", "footer"]);
+    assert_eq!(shown.history, 2);
+    assert_eq!(shown.cursor, (2, 2), "the cursor stays in the input box");
+    // Blank rows under the cursor are what goes first.
+    let mut screen = fed(20, 6, b"one\r\ntwo\r\n> \x1b[3;3H");
+    screen.resize(20, 4);
+    assert_eq!(screen.snapshot(2).lines, ["one", "two", ">", ""]);
+}
