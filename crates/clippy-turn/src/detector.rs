@@ -621,11 +621,11 @@ impl TurnDetector {
         self.core.preset.osc_idle()?;
         let screen = self.core.screen.snapshot(0);
         let rows = &screen.lines[screen.history..];
-        let prompt = self
-            .core
-            .preset
-            .prompt()
-            .and_then(|prompt| rows.iter().rev().find(|row| prompt.is_match(row.as_bytes())));
+        let prompt = self.core.preset.prompt().and_then(|prompt| {
+            rows.iter()
+                .rev()
+                .find(|row| prompt.is_match(row.as_bytes()))
+        });
         // Without a prompt pattern: the last row that begins with a prompt character (Gemini
         // CLI's ` >   Type your message`), else the cursor's row.
         let marked = || {

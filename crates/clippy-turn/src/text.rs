@@ -316,7 +316,10 @@ fn without_blanks(text: &str) -> String {
         let (before, from) = rest.split_at(at);
         out.extend(before.chars().filter(|c| !c.is_whitespace()));
         let close = from.find(']');
-        match close.filter(|_| from.get(1..7).is_some_and(|w| w.eq_ignore_ascii_case("pasted"))) {
+        match close.filter(|_| {
+            from.get(1..7)
+                .is_some_and(|w| w.eq_ignore_ascii_case("pasted"))
+        }) {
             Some(close) => {
                 out.push(PLACEHOLDER);
                 rest = &from[close + 1..];
@@ -428,7 +431,10 @@ fn tidy(lines: &[&str]) -> String {
 /// (Claude Code puts U+00A0 after its list numbers and in its input box). The raw content and
 /// the agent's message keep the agent's bytes.
 fn push_as_pasted(out: &mut String, line: &str) {
-    out.extend(line.chars().map(|c| if is_shown_as_space(c) { ' ' } else { c }));
+    out.extend(
+        line.chars()
+            .map(|c| if is_shown_as_space(c) { ' ' } else { c }),
+    );
 }
 
 /// `line` as a person would paste it (see [`push_as_pasted`]).
@@ -440,7 +446,10 @@ pub(crate) fn as_pasted(line: &str) -> String {
 
 /// Whether `c` is a spacing character a terminal draws as one blank cell.
 fn is_shown_as_space(c: char) -> bool {
-    matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}')
+    matches!(
+        c,
+        '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}'
+    )
 }
 
 #[cfg(test)]
@@ -571,7 +580,10 @@ mod tests {
                 ],
             ),
             // Typed, then the rest pasted.
-            ("claude", &["❯ Translate these notes into French:[Pasted text #2 +3 lines]"]),
+            (
+                "claude",
+                &["❯ Translate these notes into French:[Pasted text #2 +3 lines]"],
+            ),
         ];
         for (agent, echo) in cases {
             let preset = Preset::named(agent).expect("preset");
@@ -589,7 +601,11 @@ mod tests {
         }
         // Pasted, then edited: the text typed around a placeholder is part of the echo.
         let edited = [format!("please {question} now")];
-        let lines = ["❯ please [Pasted text #1 +3 lines] now", "", "● pomme rouge"];
+        let lines = [
+            "❯ please [Pasted text #1 +3 lines] now",
+            "",
+            "● pomme rouge",
+        ];
         let claude = Preset::named("claude").expect("preset");
         assert_eq!(
             render(&recorded(&[], &lines), &edited, &claude, false),
@@ -636,10 +652,7 @@ mod tests {
         let lines = ["❯ q", "✻ Crunched for 1s", "  1. one", "  2. two"];
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
-        assert_eq!(
-            render(&turn, &inputs, &claude, false),
-            "  1. one\n  2. two"
-        );
+        assert_eq!(render(&turn, &inputs, &claude, false), "  1. one\n  2. two");
     }
 
     #[test]
