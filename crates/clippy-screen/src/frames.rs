@@ -21,9 +21,33 @@ impl Frames {
     /// Adds one frame: the screen's rows, top to bottom. A frame with nothing in common with the
     /// transcript is a whole new view and goes after it (what was shown before stays).
     pub(crate) fn sample(&mut self, rows: Vec<String>) {
+        self.sample_drawn(rows, None);
+    }
+
+    /// Adds the frame a program is drawing, top down, with its cursor on row `cursor`: the
+    /// rows above the cursor are drawn; under it only the rows that changed since the last
+    /// frame are, the others still show the last frame and are left to the transcript (which
+    /// has them where this frame will, scrolled or not).
+    pub(crate) fn sample_partial(&mut self, rows: Vec<String>, cursor: usize) {
+        let drawn = (0..rows.len())
+            .rev()
+            .find(|&i| i < cursor || self.previous.get(i) != Some(&rows[i]))
+            .map_or(0, |i| i + 1);
+        self.sample_drawn(rows, Some(drawn));
+    }
+
+    /// Places `rows`, of which only the first `drawn` (all: `None`) are drawn.
+    fn sample_drawn(&mut self, rows: Vec<String>, drawn: Option<usize>) {
         // Unchanged, or cleared to be drawn again (a resize): nothing to place.
         if rows == self.previous || rows.iter().all(|row| row.trim().is_empty()) {
             return;
+        }
+        let whole = rows.len();
+        let mut rows = rows;
+        let kept_under = drawn.is_some_and(|drawn| drawn < whole);
+        let full = kept_under.then(|| rows.clone());
+        if let Some(drawn) = drawn {
+            rows.truncate(drawn.max(1));
         }
         let at = self.place(&rows);
         // When the frame scrolled, the rows above the first that lines up with the transcript
@@ -44,7 +68,11 @@ impl Frames {
                 }
             })
             .collect();
-        if at >= self.top {
+        if kept_under {
+            // The rows not drawn yet stay as the transcript has them.
+            let end = (at + placed.len()).min(self.lines.len());
+            self.lines.splice(at.min(self.lines.len())..end, placed);
+        } else if at >= self.top {
             self.lines.truncate(at);
             self.lines.extend(placed);
         } else {
@@ -53,7 +81,7 @@ impl Frames {
             self.lines.splice(at..end, placed);
         }
         self.top = at;
-        self.previous = rows;
+        self.previous = full.unwrap_or(rows);
     }
 
     /// Where `rows` line up with the transcript. Rows that are where they were in the previous
@@ -189,6 +217,21 @@ mod tests {
                 "footer"
             ]
         );
+    }
+
+    #[test]
+    fn rows_under_the_cursor_of_a_frame_being_drawn_are_left_to_the_transcript() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["1", "2", "3", "end", "> q", "footer"]));
+        // Scrolled by two rows, drawn down to the cursor on row 3: rows 3-5 still show the last
+        // frame; the transcript has what is under row 2 of this one.
+        frames.sample_partial(frame(&["3", "end", "", "end", "> q", "footer"]), 3);
+        assert_eq!(frames.into_lines(), ["1", "2", "3", "end", "", "footer"]);
+        // A whole frame is placed whole.
+        let mut frames = Frames::default();
+        frames.sample(frame(&["1", "2", "3", "> q"]));
+        frames.sample_partial(frame(&["1", "2", "3 and more", "> q"]), 0);
+        assert_eq!(frames.into_lines(), ["1", "2", "3 and more", "> q"]);
     }
 
     #[test]

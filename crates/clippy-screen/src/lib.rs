@@ -503,8 +503,23 @@ impl Screen {
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();
         // Half a synchronized frame is not what the terminal shows: its last whole frame is.
-        if !self.mid_frame {
-            self.sample_frame();
+        // A program without synchronized output draws each frame top down from its cursor-home:
+        // of the frame it is drawing, the rows under the cursor that did not change still show
+        // the last frame (Claude Code 2.1.332, its transcript scrolled by the question typed
+        // ahead, had the reply's last lines twice).
+        if self.synchronized {
+            if !self.mid_frame {
+                self.sample_frame();
+            }
+        } else if self.alternate() {
+            let rows = self.visible_rows();
+            let cursor = self.term.grid().cursor.point.line.0.max(0) as usize;
+            if let Some(recording) = &mut self.recording {
+                recording
+                    .frames
+                    .get_or_insert_with(Frames::default)
+                    .sample_partial(rows, cursor);
+            }
         }
         let Some(recording) = self.recording.take() else {
             return Recorded::default();

@@ -1323,12 +1323,23 @@ impl Feed<'_> {
         {
             return;
         }
-        if core.typing(typed) {
-            return;
-        }
+        let typing = core.typing(typed);
         let screen = core.screen.snapshot(0);
         let shows =
             |re: &regex::bytes::Regex| screen.lines.iter().any(|row| re.is_match(row.as_bytes()));
+        // A person typing hides Claude's busy hints, so its idle footer alone does not say the
+        // reply is over; the line it draws once a reply is over does, when this turn drew it
+        // (not an older reply's, on screen when the turn began).
+        if typing
+            && !preset.done_line().is_some_and(|done| {
+                screen
+                    .lines
+                    .iter()
+                    .any(|row| done.is_match(row.as_bytes()) && !core.screen.was_before(row))
+            })
+        {
+            return;
+        }
         if shows(idle) && !shows(busy) {
             core.line_veto = false;
             self.finish(end);

@@ -396,6 +396,26 @@ fn typing_ahead_holds_the_idle_screen_check_while_the_tui_is_still_drawing_the_k
 }
 
 #[test]
+fn keys_typed_across_a_replys_end_do_not_hold_the_turn_once_its_done_line_is_drawn() {
+    // Claude Code under tmux: the reply is over (`✻ … · done`) while a person is typing the
+    // next question; the turn ends there, not at the Enter.
+    let mut s = Session::new(Preset::named("claude").unwrap());
+    s.out("\x1b]0;✳ Claude Code\x07● X.\r\n✻ Baked for 1s · done 10:00 AM\r\n❯\u{a0}\r\n  ⏵⏵ auto mode on\r\n".as_bytes());
+    s.input(b"story\r");
+    s.out("\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n✽ Working…\r\n❯\u{a0}\r\n  ⏵⏵ auto mode on · esc to interrupt\r\n".as_bytes());
+    s.input(b"what is");
+    s.out(
+        "\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n  Line 2\r\n❯\u{a0}what is\r\n  ⏵⏵ auto mode on\r\n"
+            .as_bytes(),
+    );
+    assert!(s.turns().is_empty(), "still telling: {:?}", s.events);
+    s.out("\x1b[2J\x1b[H❯ story\r\n● Line 1\r\n  Line 2\r\n✻ Churned for 3s · done 10:01 AM\r\n❯\u{a0}what is\r\n  ⏵⏵ auto mode on\r\n".as_bytes());
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].text(), "● Line 1\n  Line 2");
+}
+
+#[test]
 fn long_turns_are_truncated_to_the_limit_and_flagged() {
     let mut s = Session::with(DetectorConfig::new(shell()).max_turn_bytes(10));
     s.out(b"$ ")
