@@ -1329,14 +1329,17 @@ impl Feed<'_> {
             |re: &regex::bytes::Regex| screen.lines.iter().any(|row| re.is_match(row.as_bytes()));
         // A person typing hides Claude's busy hints, so its idle footer alone does not say the
         // reply is over; the line it draws once a reply is over does, when this turn drew it
-        // (not an older reply's, on screen when the turn began).
+        // (not an older reply's, on screen when the turn began). With the agent's hooks its own
+        // word, which comes with the message, ends the turn instead: a turn the screen ended
+        // first would end at the next key without it.
         if typing
-            && !preset.done_line().is_some_and(|done| {
-                screen
-                    .lines
-                    .iter()
-                    .any(|row| done.is_match(row.as_bytes()) && !core.screen.was_before(row))
-            })
+            && (core.hooks != AgentHooks::Off
+                || !preset.done_line().is_some_and(|done| {
+                    screen
+                        .lines
+                        .iter()
+                        .any(|row| done.is_match(row.as_bytes()) && !core.screen.was_before(row))
+                }))
         {
             return;
         }
