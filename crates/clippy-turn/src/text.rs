@@ -594,7 +594,13 @@ mod tests {
                 .copied()
                 .collect();
             assert_eq!(
-                render(&recorded(&["old answer"], &lines), &inputs, &preset, false),
+                render(
+                    &recorded(&["old answer"], &lines),
+                    &inputs,
+                    1,
+                    &preset,
+                    false
+                ),
                 "● pomme rouge\n  pain frais",
                 "{agent}: {echo:?}"
             );
@@ -608,7 +614,7 @@ mod tests {
         ];
         let claude = Preset::named("claude").expect("preset");
         assert_eq!(
-            render(&recorded(&[], &lines), &edited, &claude, false),
+            render(&recorded(&[], &lines), &edited, 1, &claude, false),
             "● pomme rouge"
         );
     }
@@ -620,7 +626,7 @@ mod tests {
         // The echo's head and a reply line that does not go on with the rest.
         let lines = [">>> print('a')", "a", ">>> print('b')", "b"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, &python, false),
+            render(&recorded(&[], &lines), &inputs, 1, &python, false),
             ">>> print('a')\na\n>>> print('b')\nb"
         );
     }
@@ -645,14 +651,17 @@ mod tests {
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
         assert_eq!(
-            render(&turn, &inputs, &claude, false),
+            render(&turn, &inputs, 1, &claude, false),
             "● Jupiter.\n\n● More.\n  a line at the text's indent"
         );
         // A short chrome line ends where it ends: what follows is the reply's.
         let lines = ["❯ q", "✻ Crunched for 1s", "  1. one", "  2. two"];
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
-        assert_eq!(render(&turn, &inputs, &claude, false), "  1. one\n  2. two");
+        assert_eq!(
+            render(&turn, &inputs, 1, &claude, false),
+            "  1. one\n  2. two"
+        );
     }
 
     #[test]
@@ -670,7 +679,7 @@ mod tests {
             "───",
         ];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, &claude, false),
+            render(&recorded(&[], &lines), &inputs, 1, &claude, false),
             "● Here:\n  1. part 1\n  2. part 2 and more"
         );
     }
