@@ -307,6 +307,17 @@ struct Running {
 }
 
 impl Running {
+    /// Notes lines typed ahead during this turn, whose echo the text view leaves out: the last
+    /// `MAX_PENDING_INPUTS` of them, as many as can wait for turns of their own (a program
+    /// that reads line after line and never answers must not grow the turn).
+    fn remember_ahead(&mut self, lines: impl IntoIterator<Item = String>) {
+        self.echoed_ahead.extend(lines);
+        let over = self.echoed_ahead.len().saturating_sub(MAX_PENDING_INPUTS);
+        self.echoed_ahead.drain(..over);
+    }
+}
+
+impl Running {
     /// The screen shows the agent busy: a turn end it showed before was early (Gemini CLI draws
     /// a queued question's state like its idle frame), so the turn no longer waits to end there.
     fn busy_again(&mut self) {
@@ -749,7 +760,7 @@ impl Core {
             // A question typed ahead while the agent works: its turn comes after this one.
             Some(turn) if typed_ahead => {
                 turn.typed_ahead += 1;
-                turn.echoed_ahead.push(input.clone());
+                turn.remember_ahead([input.clone()]);
                 if self.pending.len() == MAX_PENDING_INPUTS {
                     self.pending.pop_front();
                 }
@@ -1099,7 +1110,7 @@ impl Core {
             .drain(from..)
             .filter(|input| !input.trim().is_empty())
             .collect();
-        turn.echoed_ahead.extend(unread.iter().cloned());
+        turn.remember_ahead(unread.iter().cloned());
         self.wait_again(unread);
     }
 
@@ -1672,7 +1683,7 @@ impl ViewSink for Feed<'_> {
                 && let Some(turn) = &mut self.core.turn
             {
                 let ahead: Vec<String> = turn.inputs.drain(from..).collect();
-                turn.echoed_ahead.extend(ahead.iter().cloned());
+                turn.remember_ahead(ahead.iter().cloned());
                 self.core.wait_again(ahead);
             }
             self.core.line_veto = false;
@@ -1988,6 +1999,30 @@ fn cwd_from_url(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_typed_ahead_during_one_long_turn_are_remembered_in_bounds() {
+        // A program that reads what is pasted into it and never prompts again (a sink): every
+        // line is typed ahead of the turn that never ends.
+        let mut detector = TurnDetector::new(DetectorConfig::new(
+            Preset::named("python").expect("preset"),
+        ));
+        detector.feed_output(b">>> ").for_each(drop);
+        detector.feed_input(b"run()\r").for_each(drop);
+        detector.feed_output(b"run()\r\nworking\r\n").for_each(drop);
+        for n in 0..1000 {
+            detector
+                .feed_input(format!("pasted line {n}\r").as_bytes())
+                .for_each(drop);
+        }
+        let turn = detector.core.turn.as_ref().expect("the turn runs");
+        assert_eq!(turn.echoed_ahead.len(), MAX_PENDING_INPUTS);
+        assert_eq!(
+            turn.echoed_ahead.last().map(String::as_str),
+            Some("pasted line 999")
+        );
+        assert!(detector.core.pending.len() <= MAX_PENDING_INPUTS);
+    }
 
     #[test]
     fn cwd_urls_are_decoded() {
