@@ -810,6 +810,14 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
     if s.hooks.wired || s.hooks.reports > 0 {
         writeln!(out, "hooks:          {}", hooks_text(&s.hooks))?;
     }
+    // Said only when it is so: turns of such a session end only when its screen goes still.
+    if s.prompt_unrecognised {
+        writeln!(
+            out,
+            "prompt:         none recognised: turns end when the screen goes still; name the \
+             prompt for surer ends with --pattern REGEX or --preset NAME (clippy-session --help)"
+        )?;
+    }
     // Said only when it is so: it is why `paste`, `send` and `exec` answer `busy`.
     if s.input_blocked {
         writeln!(
@@ -1232,6 +1240,7 @@ mod tests {
             waiting: None,
             hooks: HookStats::default(),
             input_blocked: false,
+            prompt_unrecognised: false,
             exited: None,
         }
     }
@@ -1253,6 +1262,21 @@ mod tests {
         );
         let doc = json_of(&Report::SessionStatus(state));
         assert_eq!(doc["session_status"]["input_blocked"], true);
+    }
+
+    #[test]
+    fn session_status_says_when_no_prompt_was_recognised_and_how_to_name_one() {
+        let mut state = session_state();
+        assert!(!status_text(&state).contains("prompt:"));
+        state.prompt_unrecognised = true;
+        let text = status_text(&state);
+        assert!(
+            text.contains("prompt:         none recognised: turns end when the screen goes still")
+                && text.contains("--pattern REGEX or --preset NAME"),
+            "{text}"
+        );
+        let doc = json_of(&Report::SessionStatus(state));
+        assert_eq!(doc["session_status"]["prompt_unrecognised"], true);
     }
 
     #[test]

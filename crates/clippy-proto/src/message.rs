@@ -134,6 +134,11 @@ pub struct Progress {
     /// (typed or injected) wait in the wrapper. The broker injects nothing more until it has.
     #[serde(default)]
     pub input_blocked: bool,
+    /// The program has written output, and its preset has recognised no prompt in it (no
+    /// prompt line, status title, OSC 133 mark or hook): turns, if any, end only when its
+    /// screen goes still. `status` then says how to name its prompt.
+    #[serde(default)]
+    pub prompt_unrecognised: bool,
     /// The agent waits for the user (a permission request, a question), as its hooks said;
     /// cleared by the next key, input or turn end.
     #[serde(default)]
@@ -257,6 +262,10 @@ pub struct SessionState {
     /// given: `paste`, `send`, `exec` and handoffs into it answer `busy` or wait until it does.
     #[serde(default)]
     pub input_blocked: bool,
+    /// The session has written output and its preset has recognised no prompt in it
+    /// ([`Progress::prompt_unrecognised`]).
+    #[serde(default)]
+    pub prompt_unrecognised: bool,
     /// How and when the session ended, for an ended session (`mode` is then
     /// [`Mode::Exited`]); `None` while it lives.
     #[serde(default)]

@@ -180,6 +180,7 @@ fn every_message() -> Vec<Message> {
                 prompt_text: Some("\u{276f}".into()),
                 input: None,
                 input_blocked: true,
+                prompt_unrecognised: true,
             },
         },
         Message::Read {
@@ -370,6 +371,7 @@ fn every_message() -> Vec<Message> {
                 inbox: 1,
                 spool: None,
                 input_blocked: true,
+                prompt_unrecognised: true,
                 exited: None,
             },
         },
@@ -983,6 +985,7 @@ fn the_status_of_an_ended_session_round_trips() {
             inbox: 0,
             spool: None,
             input_blocked: false,
+            prompt_unrecognised: false,
             exited: Some(SessionExit {
                 exit_code: Some(130),
                 signal: Some(2),

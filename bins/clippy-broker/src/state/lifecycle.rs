@@ -101,6 +101,7 @@ impl Ended {
             waiting: None,
             hooks: progress.hooks.clone(),
             input_blocked: false,
+            prompt_unrecognised: progress.prompt_unrecognised,
             exited: Some(SessionExit {
                 exit_code: self.exit.exit_code,
                 signal: self.exit.signal,

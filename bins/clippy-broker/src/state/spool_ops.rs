@@ -593,6 +593,7 @@ impl State {
                 waiting: progress.waiting.clone(),
                 hooks: progress.hooks.clone(),
                 input_blocked: progress.input_blocked,
+                prompt_unrecognised: progress.prompt_unrecognised,
                 exited: None,
             },
         }))

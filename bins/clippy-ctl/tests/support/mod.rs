@@ -503,6 +503,7 @@ pub fn session_state(session: &SessionSummary) -> SessionState {
             HookStats::default()
         },
         input_blocked: false,
+        prompt_unrecognised: false,
         exited: None,
     }
 }
