@@ -52,8 +52,8 @@ struct RawHeader {
 #[derive(serde::Deserialize)]
 struct RawEvent(f64, String, String);
 
-/// Reads a whole recording: its header and its events.
-pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<CastEvent>), CastError> {
+/// Reads a whole recording: its header and its events, each with its time in seconds.
+pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<(f64, CastEvent)>), CastError> {
     let mut lines = reader.lines();
     let first = lines
         .next()
@@ -83,24 +83,29 @@ pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<CastEvent>), CastEr
             line: line_no,
             reason,
         };
-        let RawEvent(_time, code, data) =
+        let RawEvent(time, code, data) =
             serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
-        events.push(match code.as_str() {
-            "o" => CastEvent::Output(data),
-            "i" => CastEvent::Input(data),
-            "r" => {
-                let size = data
-                    .split_once('x')
-                    .and_then(|(c, r)| Some((c.trim().parse().ok()?, r.trim().parse().ok()?)));
-                match size {
-                    Some((cols, rows)) if cols > 0 && rows > 0 => CastEvent::Resize { cols, rows },
-                    _ => return Err(bad(format!("resize {data:?} is not COLSxROWS"))),
+        events.push((
+            time,
+            match code.as_str() {
+                "o" => CastEvent::Output(data),
+                "i" => CastEvent::Input(data),
+                "r" => {
+                    let size = data
+                        .split_once('x')
+                        .and_then(|(c, r)| Some((c.trim().parse().ok()?, r.trim().parse().ok()?)));
+                    match size {
+                        Some((cols, rows)) if cols > 0 && rows > 0 => {
+                            CastEvent::Resize { cols, rows }
+                        }
+                        _ => return Err(bad(format!("resize {data:?} is not COLSxROWS"))),
+                    }
                 }
-            }
-            "m" => CastEvent::Marker,
-            "h" => CastEvent::Hook(hook_report(&data).map_err(bad)?),
-            other => return Err(bad(format!("unknown event code {other:?}"))),
-        });
+                "m" => CastEvent::Marker,
+                "h" => CastEvent::Hook(hook_report(&data).map_err(bad)?),
+                other => return Err(bad(format!("unknown event code {other:?}"))),
+            },
+        ));
     }
     Ok((
         CastHeader {
@@ -130,13 +135,16 @@ mod tests {
         assert_eq!(
             events,
             [
-                CastEvent::Output("$ ".into()),
-                CastEvent::Input("ls\r".into()),
-                CastEvent::Resize {
-                    cols: 100,
-                    rows: 30
-                },
-                CastEvent::Marker
+                (0.1, CastEvent::Output("$ ".into())),
+                (0.2, CastEvent::Input("ls\r".into())),
+                (
+                    0.3,
+                    CastEvent::Resize {
+                        cols: 100,
+                        rows: 30
+                    }
+                ),
+                (0.4, CastEvent::Marker)
             ]
         );
     }
@@ -162,11 +170,14 @@ mod tests {
             read(cast_of(&[serde_json::json!([0.1, "h", frame])]).as_bytes()).unwrap();
         assert_eq!(
             events,
-            [CastEvent::Hook(Report::TurnEnded {
-                message: Some("Paris.".into()),
-                failed: false,
-                prompts: Vec::new(),
-            })]
+            [(
+                0.1,
+                CastEvent::Hook(Report::TurnEnded {
+                    message: Some("Paris.".into()),
+                    failed: false,
+                    prompts: Vec::new(),
+                })
+            )]
         );
         for bad in [
             "not a report",

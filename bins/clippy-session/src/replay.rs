@@ -7,12 +7,17 @@
 //! source says ended and the other does not, the replayed turn waits until the other source
 //! speaks or the next input ends it, and a last turn still waiting when the recording ends is
 //! not listed. For the same reason the hooks are never taken as silent.
+//!
+//! Quiet output is the one clock a replay does keep: the recording's timestamps say where
+//! output stopped for [`QUIET`] or more, and there the detector is told so
+//! ([`TurnDetector::quiet`]), as the live tap would have, before the next event.
 
 use std::io::Write;
 
 use clippy_turn::{AgentHooks, DetectorConfig, Event, Turn, TurnDetector};
 
 use crate::asciicast::{self, CastEvent};
+use crate::tap::QUIET;
 
 /// How a replay takes the agent's hook reports (`h` events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -67,7 +72,7 @@ pub fn run(
     let (header, events) = asciicast::read(std::io::BufReader::new(file))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let hooks = hooks.unwrap_or_else(|| {
-        if events.iter().any(|e| matches!(e, CastEvent::Hook(_))) {
+        if events.iter().any(|(_, e)| matches!(e, CastEvent::Hook(_))) {
             ReplayHooks::On
         } else {
             ReplayHooks::Off
@@ -84,11 +89,12 @@ pub fn run(
     Ok(turns.len())
 }
 
-/// Feeds the recording's events, in order, to a fresh detector and collects its turns; the hook
-/// reports only when `feed_hooks`. As in the live wrapper, the detector takes the prompts and
-/// turn ends the hooks report; a report that the agent waits for the user, or of an event clippy
-/// does not act on, is not the detector's.
-pub fn detect(config: DetectorConfig, events: &[CastEvent], feed_hooks: bool) -> Vec<Turn> {
+/// Feeds the recording's events (each with its time in seconds), in order, to a fresh detector
+/// and collects its turns; the hook reports only when `feed_hooks`. As in the live wrapper, the
+/// detector takes the prompts and turn ends the hooks report; a report that the agent waits for
+/// the user, or of an event clippy does not act on, is not the detector's; and where output
+/// stopped for [`QUIET`] before the next event, the detector is told it went quiet.
+pub fn detect(config: DetectorConfig, events: &[(f64, CastEvent)], feed_hooks: bool) -> Vec<Turn> {
     let mut detector = TurnDetector::new(config);
     let mut turns = Vec::new();
     let mut keep = |events: std::vec::Drain<'_, Event>| {
@@ -97,7 +103,16 @@ pub fn detect(config: DetectorConfig, events: &[CastEvent], feed_hooks: bool) ->
             _ => None,
         }));
     };
-    for event in events {
+    // When output last came, while the detector has not been told it went quiet since.
+    let mut output_at: Option<f64> = None;
+    for (time, event) in events {
+        if output_at.is_some_and(|at| time - at >= QUIET.as_secs_f64()) {
+            output_at = None;
+            keep(detector.quiet());
+        }
+        if matches!(event, CastEvent::Output(_)) {
+            output_at = Some(*time);
+        }
         match event {
             CastEvent::Output(data) => keep(detector.feed_output(data.as_bytes())),
             CastEvent::Input(data) => keep(detector.feed_input(data.as_bytes())),
@@ -201,6 +216,44 @@ mod tests {
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()
+    }
+
+    /// An agent no preset knows: a prompt decoration and the cursor after it, then a reply; the
+    /// output stops `pause` seconds before the recording's last event.
+    fn unknown_agent(dir: &std::path::Path, pause: f64) -> std::path::PathBuf {
+        let events = [
+            serde_json::json!([0.1, "o", "Agent 1.0\r\n\r\n: "]),
+            serde_json::json!([1.0, "o", "hello"]),
+            serde_json::json!([1.1, "i", "hello\r"]),
+            serde_json::json!([1.2, "o", "\r\n\r\nHi there.\r\n\r\n: "]),
+            serde_json::json!([1.2 + pause, "i", "x"]),
+        ];
+        let mut cast = String::from("{\"version\": 2, \"width\": 80, \"height\": 24}\n");
+        for event in events {
+            cast.push_str(&event.to_string());
+            cast.push('\n');
+        }
+        let path = dir.join(format!("unknown-{pause}.cast"));
+        std::fs::write(&path, cast).unwrap();
+        path
+    }
+
+    #[test]
+    fn output_quiet_for_the_live_threshold_ends_a_turn_as_live() {
+        let dir = std::env::temp_dir().join(format!("clippy-replay-quiet-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let quiet = QUIET.as_secs_f64();
+        let run = |pause: f64| {
+            let config = DetectorConfig::new(clippy_turn::Preset::named("generic").unwrap());
+            let mut out = Vec::new();
+            run(&unknown_agent(&dir, pause), config, None, true, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let ended = run(quiet + 0.1);
+        assert!(ended.contains(r#""text":"Hi there.""#), "{ended}");
+        assert!(ended.contains(r#""input":"hello""#), "{ended}");
+        assert_eq!(run(quiet / 2.0), "", "a shorter pause is no end");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -29,6 +29,11 @@ const CAPACITY: usize = 256;
 /// How long a turn one source says ended waits for the other (the screen for the agent's hook,
 /// or the reverse) before it ends anyway, as a disagreement (CONTRACTS/HOOKS.md).
 pub const AGREEMENT_GRACE: Duration = Duration::from_secs(2);
+/// How long output has to stop before the detector is told it is quiet
+/// ([`TurnDetector::quiet`]): an agent at work animates (spinner, timer, streaming text) far
+/// more often; one at rest writes nothing. `--replay` drives the same call from the
+/// recording's timestamps.
+pub const QUIET: Duration = Duration::from_millis(400);
 
 /// What the loop reports, in order.
 #[derive(Debug)]
@@ -158,6 +163,8 @@ fn run(
     };
     // When output last came: the screen is rendered once it has paused.
     let mut output_at: Option<Instant> = None;
+    // When the detector is told that output went quiet (once per pause).
+    let mut quiet_at: Option<Instant> = None;
     loop {
         if tap.settle_at.is_some_and(|at| Instant::now() >= at) {
             tap.settle();
@@ -165,6 +172,11 @@ fn run(
         let tapped = match rx.try_recv() {
             Ok(tapped) => tapped,
             Err(TryRecvError::Empty) => {
+                // Caught up, and no output for `QUIET`: the detector judges its screen.
+                if quiet_at.is_some_and(|at| Instant::now() >= at) {
+                    quiet_at = None;
+                    tap.quiet();
+                }
                 // Caught up: readers of the spool see everything so far. The screen renders
                 // in steps while nothing else waits, once output has paused for
                 // `RENDER_AFTER` (a flood is rendered once it is over, and what a read needs
@@ -182,7 +194,11 @@ fn run(
                         continue;
                     }
                 }
-                let next = match [tap.settle_at, render_at].into_iter().flatten().min() {
+                let next = match [tap.settle_at, render_at, quiet_at]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                {
                     Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
                     None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 };
@@ -195,7 +211,9 @@ fn run(
             Err(TryRecvError::Disconnected) => break,
         };
         if matches!(tapped, Tapped::Output(_)) {
-            output_at = Some(Instant::now());
+            let now = Instant::now();
+            output_at = Some(now);
+            quiet_at = Some(now + QUIET);
         }
         tap.take(tapped);
         tap.forward_terminal_replies();
@@ -300,6 +318,8 @@ impl TapState {
             Phase::Busy => Mode::Busy,
         };
         self.progress.cwd = self.detector.cwd().map(str::to_owned);
+        self.progress.prompt_unrecognised =
+            self.progress.spool_size > 0 && !self.detector.prompt_recognised();
         if self.reported.as_ref() != Some(&self.progress) {
             self.reported = Some(self.progress.clone());
             self.events
@@ -382,6 +402,13 @@ impl TapState {
             Some(signal) => self.detector.feed_agent(signal).collect(),
             None => Vec::new(),
         }
+    }
+
+    /// Output has been quiet for [`QUIET`]: the detector looks at its screen.
+    fn quiet(&mut self) {
+        let events: Vec<Event> = self.detector.quiet().collect();
+        self.take_events(events);
+        self.forward_terminal_replies();
     }
 
     /// Ends a turn that waited too long for its two sources to agree.

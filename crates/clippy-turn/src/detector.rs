@@ -10,6 +10,8 @@ use crate::line_view::{Line, LineView, ViewSink};
 use crate::preset::Preset;
 use crate::turn::Turn;
 
+mod quiet;
+
 /// Default cap on one turn's content: 4 MiB.
 pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
 /// Recent output kept to take content back that passed a turn buffer full of echo: 16 KiB.
@@ -237,6 +239,18 @@ struct Core {
     /// The last turn ended at the agent's word before the screen said idle: until it does, the
     /// agent going busy is its screen catching up, not a turn.
     screen_behind_agent: bool,
+    /// The preset's own signals have been seen (a prompt line or status title it accepted,
+    /// the agent's hooks): from then on they decide, and quiet output ends no turn (except
+    /// with `generic`, where it is the rule; see [`TurnDetector::quiet`]).
+    signal_seen: bool,
+    /// Where the agent draws its input line, as the last submit showed.
+    input_row: Option<quiet::InputRow>,
+    /// The input row's text when the turn ending now ends because output went quiet: the
+    /// text view is cut there.
+    quiet_input_row: Option<String>,
+    /// The last line with text the line view ended (its last 512 bytes): a busy line the
+    /// agent wrapped over two rows is matched across them.
+    prev_line: Vec<u8>,
     /// The terminal as the agent drew it, fed the same bytes up to the same offset.
     #[cfg(feature = "text")]
     screen: clippy_screen::Screen,
@@ -364,6 +378,10 @@ impl TurnDetector {
                 hooks: config.agent_hooks,
                 silent_turns: 0,
                 screen_behind_agent: false,
+                signal_seen: false,
+                input_row: None,
+                quiet_input_row: None,
+                prev_line: Vec::new(),
                 #[cfg(feature = "text")]
                 screen: clippy_screen::Screen::new(config.cols, config.rows),
             },
@@ -490,6 +508,7 @@ impl TurnDetector {
         let offset = self.core.offset;
         let core = &mut self.core;
         core.silent_turns = 0;
+        core.signal_seen = true;
         match signal {
             AgentSignal::PromptSubmitted { prompt } => match &mut core.turn {
                 Some(turn) if turn.inputs.is_empty() => turn.inputs = vec![prompt],
@@ -699,6 +718,7 @@ impl Core {
     /// A line was submitted; `line` is the line being drawn when Enter was pressed.
     fn submit(&mut self, input: String, line: &[u8]) {
         let input = self.as_shown(input);
+        self.learn_input_row(&input);
         self.submitted = true;
         self.screen_behind_agent = false;
         self.events.push(Event::Submitted {
@@ -1046,7 +1066,7 @@ impl Core {
         #[cfg(feature = "text")]
         if let Some(busy) = self.preset.busy_line() {
             let screen = self.screen.snapshot(0);
-            return screen.lines.iter().any(|row| busy.is_match(row.as_bytes()));
+            return rows_show(busy, &screen.lines);
         }
         false
     }
@@ -1354,7 +1374,7 @@ impl Feed<'_> {
         {
             return;
         }
-        if shows(idle) && !shows(busy) {
+        if shows(idle) && !rows_show(busy, &screen.lines) {
             core.line_veto = false;
             self.finish(end);
         }
@@ -1390,6 +1410,7 @@ impl Feed<'_> {
         {
             return;
         }
+        self.core.signal_seen = true;
         if self.core.phase == Phase::Starting {
             self.core.learn_prompt_header_before(start);
             self.ready(start);
@@ -1556,7 +1577,14 @@ impl Feed<'_> {
                         .collect();
                     let keys_typed = turn.interrupted || echoed.len() > 1;
                     let own = turn.inputs.len();
-                    crate::text::render(&recorded, &echoed, own, &core.preset, keys_typed)
+                    crate::text::render(
+                        &recorded,
+                        &echoed,
+                        own,
+                        &core.preset,
+                        keys_typed,
+                        core.quiet_input_row.as_deref(),
+                    )
                 },
             }));
         }
@@ -1618,7 +1646,11 @@ impl ViewSink for Feed<'_> {
             .core
             .preset
             .busy_line()
-            .is_some_and(|b| b.is_match(text));
+            .is_some_and(|b| b.is_match(text) || spans_rows(b, &self.core.prev_line, text));
+        self.core.prev_line.clear();
+        self.core
+            .prev_line
+            .extend_from_slice(&text[text.len().saturating_sub(PREV_LINE_BYTES)..]);
         if busy {
             self.core.line_veto = true;
             if let Some(turn) = &mut self.core.turn {
@@ -1677,6 +1709,7 @@ impl ViewSink for Feed<'_> {
             && self.core.accepts_prompt_line()
         {
             // The prompt, and the line typed ahead already drawn on it: the next turn begins.
+            self.core.signal_seen = true;
             // Lines taken for the running command's own (submitted before it printed
             // anything) were typed ahead after all: they wait for their turns again.
             if let Some(from) = from
@@ -1695,6 +1728,7 @@ impl ViewSink for Feed<'_> {
             let accepted = self.core.accepts_prompt_line();
             self.core.line_veto = false;
             if accepted {
+                self.core.signal_seen = true;
                 match self.core.phase {
                     Phase::Starting => {
                         self.core.learn_prompt_header();
@@ -1794,6 +1828,7 @@ impl ViewSink for Feed<'_> {
             .is_some_and(|b| b.is_match(payload.as_bytes()))
         {
             self.core.osc_status = true;
+            self.core.signal_seen = true;
             self.core.osc_busy = true;
             match &mut self.core.turn {
                 // Idle, then busy again on a question typed ahead (Claude Code shows its idle
@@ -1828,6 +1863,7 @@ impl ViewSink for Feed<'_> {
             .is_some_and(|i| i.is_match(payload.as_bytes()))
         {
             self.core.osc_status = true;
+            self.core.signal_seen = true;
             self.core.osc_busy = false;
             self.core.line_veto = false;
             self.core.screen_behind_agent = false;
@@ -1896,6 +1932,35 @@ impl Feed<'_> {
             _ => {}
         }
     }
+}
+
+/// How much of the last line a busy line wrapped over two rows is matched with.
+const PREV_LINE_BYTES: usize = 512;
+
+/// Whether `re` matches across the seam of `above` and `line` joined by a space: a line the
+/// agent wrapped over two rows (`⠦ Thinking… (esc to` / `cancel, 3s)`), which matches neither
+/// row alone.
+fn spans_rows(re: &regex::bytes::Regex, above: &[u8], line: &[u8]) -> bool {
+    let above = above.trim_ascii();
+    let line = line.trim_ascii();
+    if above.is_empty() || line.is_empty() {
+        return false;
+    }
+    let mut joined = Vec::with_capacity(above.len() + 1 + line.len());
+    joined.extend_from_slice(above);
+    joined.push(b' ');
+    joined.extend_from_slice(line);
+    let seam = above.len();
+    re.find_iter(&joined)
+        .any(|m| m.start() < seam && m.end() > seam + 1)
+}
+
+/// Whether `re` matches a row of `rows`, or a line wrapped over two of them.
+fn rows_show(re: &regex::bytes::Regex, rows: &[String]) -> bool {
+    rows.iter().any(|row| re.is_match(row.as_bytes()))
+        || rows
+            .windows(2)
+            .any(|pair| spans_rows(re, pair[0].as_bytes(), pair[1].as_bytes()))
 }
 
 /// Whether `line` is the terminal's or the agent's echo of a submitted line: the input itself,

@@ -17,17 +17,23 @@ use crate::preset::Preset;
 /// Renders what a turn's recording saw as the text a person read. `inputs` are the lines whose
 /// echo is not the reply: the turn's own (the first `own`), then the lines typed ahead while it
 /// ran. `keys_typed` says whether the user typed while the agent worked (a question typed
-/// ahead, Ctrl+C).
+/// ahead, Ctrl+C). `input_row`, for a turn that ended
+/// because the screen went still, is the agent's input row at the end: it and what is under it
+/// are cut.
 pub(crate) fn render(
     recorded: &Recorded,
     inputs: &[String],
     own: usize,
     preset: &Preset,
     keys_typed: bool,
+    input_row: Option<&str>,
 ) -> String {
     let lines = &recorded.lines;
     let start = after_the_echo(lines, inputs).unwrap_or_else(|| old_head(lines, &recorded.before));
     let mut end = lines.len();
+    if let Some(cut) = input_row.and_then(|row| input_area(lines, start, row)) {
+        end = cut;
+    }
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
     if preset.osc_idle().is_some() {
@@ -132,6 +138,18 @@ fn drop_wrapped_chrome(region: &[String], keep: &mut [bool], preset: &Preset, co
                 .map_or(indent, |(at, _)| width(&trimmed[..at]))
         });
     }
+}
+
+/// Where the input area at the foot of `lines` begins, for an agent whose input row at the
+/// end is `row`: its last copy, with the box rules and blank rows right above it (the input
+/// box's top border). None when that is not under the reply's first line.
+fn input_area(lines: &[String], start: usize, row: &str) -> Option<usize> {
+    let row = row.trim_end();
+    let mut cut = lines.iter().rposition(|line| line.trim_end() == row)?;
+    while cut > start && (lines[cut - 1].trim().is_empty() || is_rule(&lines[cut - 1])) {
+        cut -= 1;
+    }
+    (cut > start).then_some(cut)
 }
 
 /// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
@@ -472,7 +490,7 @@ mod tests {
             &[">>> 2", "2", ">>> 2"],
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
-        assert_eq!(render(&turn, &inputs, 1, &python, false), "2");
+        assert_eq!(render(&turn, &inputs, 1, &python, false, None), "2");
     }
 
     #[test]
@@ -496,7 +514,7 @@ mod tests {
             "",
             "model · ~/dir · 98% left",
         ];
-        let text = render(&recorded(&before, &lines), &inputs, 1, &codex, false);
+        let text = render(&recorded(&before, &lines), &inputs, 1, &codex, false, None);
         assert_eq!(text, "• item 1\n  item 2");
     }
 
@@ -515,7 +533,14 @@ mod tests {
             "? for shortcuts",
         ];
         assert_eq!(
-            render(&recorded(&["❯ q"], &lines), &inputs, 1, &claude, false),
+            render(
+                &recorded(&["❯ q"], &lines),
+                &inputs,
+                1,
+                &claude,
+                false,
+                None
+            ),
             "● one\n\ntwo"
         );
     }
@@ -526,7 +551,7 @@ mod tests {
         let inputs = ["q".to_owned(), "what is the largest planet".to_owned()];
         let lines = ["✦ answer", "", "    what is the largest planet"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &gemini, true),
+            render(&recorded(&[], &lines), &inputs, 1, &gemini, true, None),
             "✦ answer"
         );
     }
@@ -704,12 +729,13 @@ mod tests {
         ];
         let turn = recorded(&[], &lines);
         assert_eq!(
-            render(&turn, &inputs, 1, &aider, true),
+            render(&turn, &inputs, 1, &aider, true, None),
             "Line 1: done.\n\nLine 2: one two three four."
         );
         // Without typed keys nothing shifted the redraw: every line is the agent's.
         assert!(
-            render(&turn, &inputs, 1, &aider, false).starts_with("Line 1: done.\nLine 1: done.")
+            render(&turn, &inputs, 1, &aider, false, None)
+                .starts_with("Line 1: done.\nLine 1: done.")
         );
     }
 }

@@ -1,0 +1,221 @@
+//! Turns from what the screen does, for agents no preset describes.
+//!
+//! An agent at work animates (a spinner, an elapsed timer, streaming text); an agent at rest
+//! sits still with its input area on screen. The detector has no clock: its caller says when
+//! output has been quiet for a while ([`TurnDetector::quiet`]), and the detector decides from
+//! its live screen whether that is the agent at rest — a reply ended — and where its input
+//! area is (cut from the turn's text view).
+//!
+//! Where the input area is, is learned from the agent itself: when a line is submitted, the
+//! row that shows it holds the agent's prompt decoration before it (`>`, `┃`, `$`), at some
+//! distance above the cursor (an Ink TUI leaves its cursor under its live area; most put it
+//! in the input row). At rest that row is there again, empty or with its placeholder.
+
+use super::{Core, Feed, Phase, TurnDetector};
+use crate::detector::Event;
+
+/// Where an agent draws its input line, as the row that showed the last line submitted
+/// told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct InputRow {
+    /// What the row held before the typed text, trimmed (`>`, `┃`, `root@box:~#`).
+    decoration: String,
+    /// How many rows above the cursor it was.
+    above_cursor: usize,
+}
+
+/// Longest prompt decoration taken for one (a prompt with its label, `root@host:~/src$`).
+const MAX_DECORATION: usize = 32;
+/// How many characters of a submitted line are looked for on the screen.
+const PROBE_CHARS: usize = 24;
+
+impl TurnDetector {
+    /// Tells the detector that no output has come for a while (the caller's clock:
+    /// clippy-session waits 400 ms). For the `generic` preset, and for any preset whose own
+    /// signals (prompt line, status title, OSC 133 marks, the agent's hooks) have not been
+    /// seen yet, this is where the screen decides: an agent whose output stopped with its
+    /// input area on screen — the row it showed the last submitted line in, its prompt
+    /// decoration there again, or the cursor right after a short prompt — is at rest. Then a
+    /// running turn that showed text ends here, and a session not ready yet is ready. Nothing
+    /// happens while a busy title or busy line of the preset is shown, or with OSC 133 marks.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("generic")?));
+    /// detector.feed_output(b"Welcome\r\n\r\n\xe2\x94\x83 ").for_each(drop);
+    /// assert!(matches!(detector.quiet().next(), Some(Event::Ready { .. })));
+    /// detector.feed_output(b"hello").for_each(drop);
+    /// detector.feed_input(b"hello\r").for_each(drop);
+    /// detector.feed_output(b"\r\n\r\nHi there.\r\n\r\n\xe2\x94\x83 ").for_each(drop);
+    /// let events: Vec<Event> = detector.quiet().collect();
+    /// let Some(Event::TurnCompleted(turn)) = events.first() else { panic!("{events:?}") };
+    /// assert_eq!(turn.input, "hello");
+    /// assert_eq!(turn.text(), "Hi there.");
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn quiet(&mut self) -> std::vec::Drain<'_, Event> {
+        let offset = self.core.offset;
+        if self.core.quiet_decides() {
+            let phase = self.core.phase;
+            match phase {
+                Phase::Starting if self.core.screen_shows_text() => {
+                    let mut feed = Feed {
+                        core: &mut self.core,
+                        chunk: &[],
+                        base: offset,
+                    };
+                    feed.ready(offset);
+                }
+                Phase::Busy => {
+                    if let Some(row) = self.core.at_rest() {
+                        let mut feed = Feed {
+                            core: &mut self.core,
+                            chunk: &[],
+                            base: offset,
+                        };
+                        feed.core.quiet_input_row = Some(row);
+                        feed.finish(offset);
+                        feed.core.quiet_input_row = None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.core.events.drain(..)
+    }
+
+    /// Whether the preset's own signals have been seen: a prompt line or status title it
+    /// recognises, OSC 133 marks, or the agent's hooks. Until then, turns end only when the
+    /// screen goes still ([`TurnDetector::quiet`]).
+    pub fn prompt_recognised(&self) -> bool {
+        self.core.signal_seen || self.core.osc133
+    }
+}
+
+impl Core {
+    /// Whether quiet output is for the screen to judge: always with `generic`, and with other
+    /// presets until their own signals have been seen. Never with OSC 133 marks.
+    fn quiet_decides(&self) -> bool {
+        !self.osc133 && (self.preset.name() == "generic" || !self.signal_seen)
+    }
+
+    /// Notes where the agent draws its input line: the row nearest the cursor, at or above
+    /// it, that shows the submitted `input` behind a short decoration. Kept from an earlier
+    /// submit when the screen does not show it (its echo not drawn yet).
+    pub(super) fn learn_input_row(&mut self, input: &str) {
+        #[cfg(feature = "text")]
+        {
+            let Some(first) = input.lines().map(str::trim).find(|l| !l.is_empty()) else {
+                return;
+            };
+            let probe: String = first.chars().take(PROBE_CHARS).collect();
+            let screen = self.screen.snapshot(0);
+            let cursor = usize::from(screen.cursor.0).min(screen.lines.len().saturating_sub(1));
+            for row in (0..=cursor).rev() {
+                let Some(text) = screen.lines.get(row) else {
+                    continue;
+                };
+                if let Some(at) = text.find(&probe) {
+                    let decoration = text[..at].trim();
+                    if !decoration.is_empty() && decoration.chars().count() <= MAX_DECORATION {
+                        self.input_row = Some(InputRow {
+                            decoration: decoration.to_owned(),
+                            above_cursor: cursor - row,
+                        });
+                    }
+                    return;
+                }
+            }
+        }
+        #[cfg(not(feature = "text"))]
+        let _ = input;
+    }
+
+    /// Whether a visible row has text (something was drawn).
+    fn screen_shows_text(&mut self) -> bool {
+        #[cfg(feature = "text")]
+        {
+            self.screen
+                .snapshot(0)
+                .lines
+                .iter()
+                .any(|row| !row.trim().is_empty())
+        }
+        #[cfg(not(feature = "text"))]
+        false
+    }
+
+    /// Whether the running turn, its output quiet, is over: it showed text, nothing the preset
+    /// knows says the agent is busy, and the screen shows its input area. Returns the input
+    /// row's text (where the text view is cut).
+    fn at_rest(&mut self) -> Option<String> {
+        let turn = self.turn.as_ref()?;
+        if !turn.saw_text || turn.screen_ended || self.osc_busy || self.dialog_on_screen() {
+            return None;
+        }
+        self.input_area()
+    }
+
+    /// The row of the screen that is the agent's input line: the learned input row (its
+    /// decoration again, between its old distance above the cursor and the cursor, which
+    /// moves up when a long input's rows are gone), or the cursor's row when the cursor sits
+    /// right after a short prompt there.
+    #[cfg(feature = "text")]
+    fn input_area(&mut self) -> Option<String> {
+        let screen = self.screen.snapshot(0);
+        let cursor = usize::from(screen.cursor.0).min(screen.lines.len().saturating_sub(1));
+        if let Some(learned) = &self.input_row {
+            let from = cursor.saturating_sub(learned.above_cursor);
+            if let Some(row) = (from..=cursor)
+                .filter_map(|row| screen.lines.get(row))
+                .find(|row| row.trim_start().starts_with(&learned.decoration))
+            {
+                return Some(row.clone());
+            }
+        }
+        let row = screen.lines.get(cursor)?;
+        let left: String = row.chars().take(usize::from(screen.cursor.1)).collect();
+        is_prompt_decoration(left.trim()).then(|| row.clone())
+    }
+
+    #[cfg(not(feature = "text"))]
+    fn input_area(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// Whether `left` (what a row holds before the cursor, trimmed) reads as a prompt: short, and
+/// ending in a mark rather than a word (`>>>`, `$`, `┃`, `sqlite>`, `name:`), not mid-sentence.
+fn is_prompt_decoration(left: &str) -> bool {
+    let Some(last) = left.chars().next_back() else {
+        return false;
+    };
+    left.chars().count() <= MAX_DECORATION
+        && !last.is_alphanumeric()
+        && !matches!(last, '.' | ',' | ';' | '!' | ')' | '"' | '\'' | '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_prompt_decoration;
+
+    #[test]
+    fn prompt_decorations_are_short_and_end_in_a_mark() {
+        for left in [
+            ">>>",
+            "$",
+            "┃",
+            "│ >",
+            "sqlite>",
+            "root@box:~#",
+            "name:",
+            "❯",
+        ] {
+            assert!(is_prompt_decoration(left), "{left:?}");
+        }
+        for left in ["", "Downloading files.", "Working on it", "50%,", "(0s)"] {
+            assert!(!is_prompt_decoration(left), "{left:?}");
+        }
+    }
+}

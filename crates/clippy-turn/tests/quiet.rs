@@ -1,0 +1,243 @@
+//! Agents without a preset (CONTRACTS/TURN.md, *Agents without a preset*): the caller says when
+//! output went quiet, and the detector ends a turn when its screen shows the agent at rest.
+
+#![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
+
+use clippy_turn::{DetectorConfig, Event, Phase, Preset, Turn, TurnDetector};
+
+/// A detector plus everything it reported.
+struct Session {
+    detector: TurnDetector,
+    events: Vec<Event>,
+    /// Rows of the live area an Ink-like agent drew last (it erases them before the next frame).
+    live: usize,
+}
+
+impl Session {
+    fn new(preset: &str, cols: u16, rows: u16) -> Self {
+        let config = DetectorConfig::new(Preset::named(preset).unwrap())
+            .size(cols, rows)
+            .unwrap();
+        Self {
+            detector: TurnDetector::new(config),
+            events: Vec::new(),
+            live: 0,
+        }
+    }
+
+    fn out(&mut self, bytes: &[u8]) -> &mut Self {
+        self.events.extend(self.detector.feed_output(bytes));
+        self
+    }
+
+    fn input(&mut self, bytes: &[u8]) -> &mut Self {
+        self.events.extend(self.detector.feed_input(bytes));
+        self
+    }
+
+    fn quiet(&mut self) -> &mut Self {
+        self.events.extend(self.detector.quiet());
+        self
+    }
+
+    /// As Ink draws: erase the live area, print what goes into the transcript above it, then
+    /// the live area again, the (hidden) cursor left under it.
+    fn ink(&mut self, transcript: &[&str], live: &[&str]) -> &mut Self {
+        let mut bytes = Vec::new();
+        for _ in 0..self.live {
+            bytes.extend_from_slice(b"\x1b[1A\x1b[2K");
+        }
+        bytes.extend_from_slice(b"\r");
+        for row in transcript.iter().chain(live) {
+            bytes.extend_from_slice(row.as_bytes());
+            bytes.extend_from_slice(b"\r\n");
+        }
+        self.live = live.len();
+        self.out(&bytes)
+    }
+
+    fn turns(&self) -> Vec<&Turn> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TurnCompleted(turn) => Some(turn),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn ready(&self) -> bool {
+        self.events.iter().any(|e| matches!(e, Event::Ready { .. }))
+    }
+}
+
+const REST: &[&str] = &[
+    "────────────────────",
+    ">   Type your message",
+    "────────────────────",
+    "  ? for shortcuts",
+];
+
+/// An inline Ink TUI: no title, no prompt line any preset knows, its input box kept on screen
+/// while it works and its cursor hidden under the live area.
+fn ink_agent(preset: &str) -> Session {
+    let mut s = Session::new(preset, 40, 12);
+    s.out(b"\x1b[?25l");
+    s.ink(&["Agent 1.0", ""], REST);
+    s
+}
+
+#[test]
+fn an_inline_tui_at_rest_ends_its_turn_when_output_goes_quiet() {
+    let mut s = ink_agent("generic");
+    assert_eq!(s.detector.phase(), Phase::Starting);
+    assert!(!s.detector.prompt_recognised());
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.ink(&[], &[REST[0], "> hello", REST[2], REST[3]]);
+    s.input(b"hello\r");
+    s.ink(
+        &["  > hello", ""],
+        &["⠋ Thinking (0s)", REST[0], REST[1], REST[2], REST[3]],
+    );
+    s.ink(&["  ✦ Hi there.", "    Second line.", ""], REST);
+    assert!(s.turns().is_empty(), "nothing ends before the quiet");
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].input, "hello");
+    assert_eq!(turns[0].text(), "  ✦ Hi there.\n    Second line.");
+    assert_eq!(s.detector.phase(), Phase::Idle);
+    // Quiet again, at rest with nothing submitted: no turn.
+    s.quiet();
+    assert_eq!(s.turns().len(), 1);
+    // The next question, its input row learned again.
+    s.ink(&[], &[REST[0], "> again", REST[2], REST[3]]);
+    s.input(b"again\r");
+    s.ink(&["  > again", "", "  ✦ Once more.", ""], REST);
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{:?}", s.events);
+    assert_eq!(turns[1].text(), "  ✦ Once more.");
+}
+
+#[test]
+fn a_command_that_paused_with_the_cursor_on_an_empty_row_is_not_at_rest() {
+    let mut s = Session::new("generic", 40, 12);
+    s.out(b"$ ");
+    assert!(s.ready());
+    s.input(b"echo a; sleep 3; echo b\r");
+    s.out(b"echo a; sleep 3; echo b\r\na\r\n");
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    s.out(b"b\r\n$ ");
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].text(), "a\nb");
+}
+
+/// A REPL whose prompt no preset names: the cursor right after a short prompt.
+fn repl(preset: &str) -> Session {
+    let mut s = Session::new(preset, 40, 12);
+    s.out(b"$ ");
+    s.input(b"calc\r");
+    s.out(b"calc\r\ncalc 1.0\r\n>>> ");
+    s
+}
+
+#[test]
+fn the_cursor_right_after_a_short_prompt_is_at_rest_for_generic() {
+    let mut s = repl("generic");
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].text(), "calc 1.0");
+}
+
+#[test]
+fn once_a_presets_own_signals_were_seen_quiet_output_ends_nothing() {
+    // The shell preset recognised its `$ ` prompt: from then on it decides alone.
+    let mut s = repl("shell");
+    assert!(s.detector.prompt_recognised());
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+}
+
+#[test]
+fn a_preset_whose_signals_never_show_still_gets_turns_from_quiet_output() {
+    // Gemini CLI's preset on an agent that sets no title and draws no prompt line it knows: its
+    // busy line (`esc to cancel`) wrapped over two rows keeps the turn running at a quiet; the
+    // screen at rest ends it.
+    let mut s = ink_agent("gemini");
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.ink(&[], &[REST[0], "> hello", REST[2], REST[3]]);
+    s.input(b"hello\r");
+    s.ink(
+        &["  > hello", "", "  ✦ Partial"],
+        &[
+            "⠋ Thinking hard (0s, esc to",
+            "cancel)",
+            REST[0],
+            REST[1],
+            REST[2],
+            REST[3],
+        ],
+    );
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    s.ink(&["  answer.", ""], REST);
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].text(), "  ✦ Partial\n  answer.");
+    assert!(!s.detector.prompt_recognised());
+}
+
+#[test]
+fn a_busy_line_wrapped_over_two_rows_vetoes_a_prompt_line() {
+    // aider's prompt line with Gemini CLI's busy line: a custom pattern keeps the preset's busy
+    // line, which the agent wrapped.
+    let preset = Preset::named("gemini")
+        .unwrap()
+        .with_prompt(r"^>\s+Type your message")
+        .unwrap();
+    let mut d = TurnDetector::new(DetectorConfig::new(preset));
+    let mut events: Vec<Event> = d.feed_output(b">   Type your message\r\n").collect();
+    events.extend(d.feed_input(b"hello\r"));
+    events.extend(d.feed_output(
+        b"> hello\r\n\r\nPartial answer\r\n\xe2\xa0\x8b Working (esc to\r\ncancel, 1s)\r\n>   Type your message\r\n",
+    ));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::TurnCompleted(_))),
+        "{events:?}"
+    );
+    events.extend(d.feed_output(b"the rest.\r\n>   Type your message\r\n"));
+    let turn = events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnCompleted(turn) => Some(turn),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no turn: {events:?}"));
+    assert!(turn.text().contains("Partial answer"), "{}", turn.text());
+}
+
+#[test]
+fn a_full_screen_tui_with_its_cursor_in_the_input_box() {
+    let mut s = Session::new("generic", 40, 12);
+    // The start screen: a logo, the input box with a placeholder, the cursor in it.
+    s.out(b"\x1b[?1049h\x1b[H\x1b[2J\x1b[3;10HLOGO\x1b[8;3H\xe2\x94\x83  Ask anything\x1b[10;3Hctrl+p commands\x1b[8;6H");
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.out(b"\x1b[8;6H\x1b[Khello\x1b[8;11H");
+    s.input(b"hello\r");
+    // The session view: the question, the answer, an empty input box, a busy footer.
+    s.out(b"\x1b[H\x1b[2J\x1b[1;3H\xe2\x94\x83  hello\x1b[3;6HHi there.\x1b[8;3H\xe2\x94\x83\x1b[10;3Hesc interrupt\x1b[8;6H");
+    s.out(b"\x1b[4;6HA second line.\x1b[10;3H\x1b[K/tmp/work   ctrl+p commands\x1b[8;6H");
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].input, "hello");
+    assert_eq!(turns[0].text(), "     Hi there.\n     A second line.");
+}
