@@ -426,12 +426,78 @@ def paste_scripts_for(key, A):
     return out
 
 
+# ---------------------------------------------------------------------------
+# Agents clippy has no preset for (issue 27), run as a new user would (preset "generic": the
+# screen going still ends turns). Qwen Code's recordings are in the corpus; OpenCode's scripts
+# are for the held-out check (record them with --out elsewhere, never into the corpus).
+# Installed with `npm install --prefix /opt/agents/<agent> <package>`.
+# ---------------------------------------------------------------------------
+
+UNKNOWN = {
+    "qwen": {
+        "agent": "qwen-code", "command": ["/opt/agents/qwen/node_modules/.bin/qwen"],
+        "version_command": ["/opt/agents/qwen/node_modules/.bin/qwen", "--version"],
+        "env": {"HOME": "/root/corpus-homes/$NAME", "OPENAI_API_KEY": "mock-key",
+                "OPENAI_BASE_URL": "$MOCK_URL/v1", "OPENAI_MODEL": "mock-model"},
+        "ready": [{"wait_for": "Type your message", "since": "start", "timeout": 60}, {"sleep": 1.5}],
+        "exit": [{"send": "/quit"}, {"sleep": 0.5}, {"key": "enter"}, {"wait_exit": 20}],
+        "notes": "Qwen Code (npm @qwen-code/qwen-code, a Gemini CLI fork) with OPENAI_BASE_URL pointing at the "
+                 "mock's Chat Completions endpoint (no proxy variables: it ignores NO_PROXY). Ink, inline (no "
+                 "alternate screen); its title carries no state. Idle line '>   Type your message or "
+                 "@path/to/file' between two rules, footer '? for shortcuts'; while it works a spinner line "
+                 "'<braille> <phrase>... (0s, tokens, esc to cancel)' over the input box, which stays. "
+                 "The cursor is hidden and left under the live area. After each reply it sends a side request "
+                 "(memory extraction) that draws nothing. Exit: '/quit' + Enter.",
+    },
+    "opencode": {
+        "agent": "opencode", "command": ["/opt/agents/opencode/node_modules/.bin/opencode"],
+        "version_command": ["/opt/agents/opencode/node_modules/.bin/opencode", "--version"],
+        "env": {"HOME": "/root/corpus-homes/$NAME", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                "OPENCODE_DISABLE_MODELS_FETCH": "1"},
+        "ready": [{"wait_for": "Ask anything", "since": "start", "timeout": 90}, {"sleep": 1.5}],
+        "exit": [{"ctrl_c": True}, {"sleep": 0.5}, {"ctrl_c": True}, {"wait_exit": 20}],
+        "notes": "OpenCode (npm opencode-ai, a native binary) with a provider of its own for the mock "
+                 "(setup_agent.sh). Full-screen on the alternate screen, cells positioned run by run; the cursor "
+                 "stays visible in its input box; busy footer 'esc interrupt'. Held out: not in the corpus.",
+    },
+}
+UNKNOWN_CASES = {"qwen": ["basic", "long"], "opencode": ["basic", "long"]}
+
+
+def unknown_scripts_for(key, A):
+    base = {"agent": A["agent"], "preset": "generic", "command": A["command"],
+            "version_command": A["version_command"], "cwd": "/tmp/corpus-work/" + key, "mock": True,
+            "setup": "bash $CORPUS_TOOLS/setup_agent.sh " + key, "env": A["env"]}
+    ready, exit_ = A["ready"], A["exit"]
+
+    def answered(text):
+        # No signal to wait for: the reply's last words on screen, then the screen at rest.
+        return [{"wait_for": text, "timeout": 60}, {"sleep": 2.0}]
+
+    cases = {
+        "basic": dict(steps=ready + submit(Q1) + answered("Paris") + submit(Q2) + answered("solar\\s+system")
+                      + exit_, turns=[turn(Q1, A1), turn(Q2, A2)], notes="Two questions."),
+        "long": dict(steps=ready + submit(QL) + answered("That\\s+was\\s+all\\s+80\\s+lines") + exit_,
+                     turns=[turn(QL, AL)], notes="The 80-line reply."),
+    }
+    out = {}
+    for case in UNKNOWN_CASES[key]:
+        name = "%s-%s-80x24" % (key, case)
+        out[name] = dict(base, size=[80, 24], **cases[case])
+        out[name]["name"] = name
+        out[name]["notes"] = (A["notes"] + " 80x24. " + out[name]["notes"]).strip()
+    return out
+
+
 if __name__ == "__main__":
     import sys
     os.makedirs(SCRIPTS, exist_ok=True)
-    keys = sys.argv[1:] or list(AGENTS)
+    keys = sys.argv[1:] or list(AGENTS) + list(UNKNOWN)
     for key in keys:
-        generated = list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items())
+        if key in UNKNOWN:
+            generated = list(unknown_scripts_for(key, UNKNOWN[key]).items())
+        else:
+            generated = list(scripts_for(key, AGENTS[key]).items()) + list(new_scripts_for(key, AGENTS[key]).items())
         if key in HOOK_CASES:
             generated += list(hooks_scripts_for(key, AGENTS[key]).items())
         if key in PASTE_AGENTS:

@@ -3,7 +3,7 @@
 # onboarding/login/trust dialogs, talks only to the mock server ($MOCK_URL)
 # and has telemetry/update checks off. Called by record.py ("setup" in a script)
 # with HOME, MOCK_URL and the working directory already set.
-#   usage: setup_agent.sh claude|codex|gemini|aider
+#   usage: setup_agent.sh claude|codex|gemini|aider|qwen|opencode
 set -euo pipefail
 agent="$1"
 : "${HOME:?}" "${MOCK_URL:?}"
@@ -111,6 +111,43 @@ aider)
 EOF
   cat > "$work/.aider.model.metadata.json" <<EOF
 {"openai/mock-model": {"max_input_tokens": 128000, "max_output_tokens": 8192, "input_cost_per_token": 0, "output_cost_per_token": 0, "litellm_provider": "openai", "mode": "chat"}}
+EOF
+  ;;
+qwen)
+  # Qwen Code (a Gemini CLI fork): the OpenAI-compatible endpoint comes from OPENAI_BASE_URL,
+  # OPENAI_API_KEY and OPENAI_MODEL in the environment (it ignores NO_PROXY: run it with no proxy
+  # variables); this only turns off telemetry, usage statistics and update checks.
+  rm -rf "$HOME/.qwen"
+  mkdir -p "$HOME/.qwen"
+  cat > "$HOME/.qwen/settings.json" <<EOF
+{
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "ui": {"hideTips": true},
+  "ide": {"enabled": false, "hasSeenNudge": true}
+}
+EOF
+  ;;
+opencode)
+  # OpenCode: a provider of its own for the mock's Chat Completions endpoint.
+  rm -rf "$HOME/.config/opencode" "$HOME/.local/share/opencode" "$HOME/.local/state/opencode"
+  mkdir -p "$HOME/.config/opencode"
+  cat > "$HOME/.config/opencode/opencode.json" <<EOF
+{
+  "\$schema": "https://opencode.ai/config.json",
+  "model": "mock/mock-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "mock": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "Mock",
+      "options": {"baseURL": "$MOCK_URL/v1", "apiKey": "mock-key"},
+      "models": {"mock-model": {"name": "Mock Model"}}
+    }
+  }
+}
 EOF
   ;;
 *) echo "unknown agent $agent" >&2; exit 2 ;;
