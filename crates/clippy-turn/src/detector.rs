@@ -245,6 +245,10 @@ struct Core {
     signal_seen: bool,
     /// Where the agent draws its input line, as the last submit showed.
     input_row: Option<quiet::InputRow>,
+    /// The screen's rows when the running turn began: a quiet screen that shows nothing new
+    /// above its input area has not answered yet.
+    #[cfg(feature = "text")]
+    rows_at_start: Vec<String>,
     /// The input row's text when the turn ending now ends because output went quiet: the
     /// text view is cut there.
     quiet_input_row: Option<String>,
@@ -381,6 +385,8 @@ impl TurnDetector {
                 signal_seen: false,
                 input_row: None,
                 quiet_input_row: None,
+                #[cfg(feature = "text")]
+                rows_at_start: Vec::new(),
                 prev_line: Vec::new(),
                 #[cfg(feature = "text")]
                 screen: clippy_screen::Screen::new(config.cols, config.rows),
@@ -1026,7 +1032,10 @@ impl Core {
 
     fn start_turn(&mut self, inputs: Vec<String>, skip_line: bool, at: u64) {
         #[cfg(feature = "text")]
-        self.screen.begin_recording();
+        {
+            self.screen.begin_recording();
+            self.rows_at_start = self.screen.snapshot(0).lines;
+        }
         self.phase = Phase::Busy;
         self.line_veto = false;
         self.turn = Some(Running {

@@ -96,10 +96,17 @@ fn an_inline_tui_at_rest_ends_its_turn_when_output_goes_quiet() {
     assert!(s.ready(), "{:?}", s.events);
     s.ink(&[], &[REST[0], "> hello", REST[2], REST[3]]);
     s.input(b"hello\r");
+    // The echo printed, the live area moved down, nothing else yet (no spinner either).
+    s.ink(&["  > hello", ""], REST);
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
     s.ink(
-        &["  > hello", ""],
+        &[],
         &["⠋ Thinking (0s)", REST[0], REST[1], REST[2], REST[3]],
     );
+    // Its output stalled with a spinner on screen (a loaded machine): still at work.
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
     s.ink(&["  ✦ Hi there.", "    Second line.", ""], REST);
     assert!(s.turns().is_empty(), "nothing ends before the quiet");
     s.quiet();
@@ -232,6 +239,10 @@ fn a_full_screen_tui_with_its_cursor_in_the_input_box() {
     assert!(s.ready(), "{:?}", s.events);
     s.out(b"\x1b[8;6H\x1b[Khello\x1b[8;11H");
     s.input(b"hello\r");
+    // It empties its input box and stalls before it draws anything else: nothing new yet.
+    s.out(b"\x1b[8;6H\x1b[K");
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
     // The session view: the question, the answer, an empty input box, a busy footer.
     s.out(b"\x1b[H\x1b[2J\x1b[1;3H\xe2\x94\x83  hello\x1b[3;6HHi there.\x1b[8;3H\xe2\x94\x83\x1b[10;3Hesc interrupt\x1b[8;6H");
     s.out(b"\x1b[4;6HA second line.\x1b[10;3H\x1b[K/tmp/work   ctrl+p commands\x1b[8;6H");

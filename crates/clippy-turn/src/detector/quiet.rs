@@ -12,7 +12,7 @@
 //! in the input row). At rest that row is there again, empty or with its placeholder.
 
 use super::{Core, Feed, Phase, TurnDetector};
-use crate::detector::Event;
+use crate::detector::{Event, is_echo};
 
 /// Where an agent draws its input line, as the row that showed the last line submitted
 /// told.
@@ -147,42 +147,108 @@ impl Core {
     }
 
     /// Whether the running turn, its output quiet, is over: it showed text, nothing the preset
-    /// knows says the agent is busy, and the screen shows its input area. Returns the input
-    /// row's text (where the text view is cut).
+    /// knows says the agent is busy, and the screen shows its input area with something new
+    /// above it. Returns the input row's text (where the text view is cut).
     fn at_rest(&mut self) -> Option<String> {
         let turn = self.turn.as_ref()?;
-        if !turn.saw_text || turn.screen_ended || self.osc_busy || self.dialog_on_screen() {
+        if !turn.saw_text
+            || turn.screen_ended
+            || self.osc_busy
+            || self.dialog_on_screen()
+            || self.spinner_on_screen()
+        {
             return None;
         }
-        self.input_area()
+        let (row, text) = self.input_area()?;
+        self.new_text_above(row).then_some(text)
     }
 
-    /// The row of the screen that is the agent's input line: the learned input row (its
-    /// decoration again, between its old distance above the cursor and the cursor, which
-    /// moves up when a long input's rows are gone), or the cursor's row when the cursor sits
-    /// right after a short prompt there.
+    /// Whether a row above `input_row` shows text that was not in that place when the turn
+    /// began, other than the input's echo, rules and borders: the agent answered. (A full-screen
+    /// agent that stalled before it drew its answer still shows its old screen; an inline one,
+    /// the echo and its live area moved down.)
     #[cfg(feature = "text")]
-    fn input_area(&mut self) -> Option<String> {
+    fn new_text_above(&mut self, input_row: usize) -> bool {
+        let inputs = self
+            .turn
+            .as_ref()
+            .map(|t| t.inputs.clone())
+            .unwrap_or_default();
+        let rows = self.screen.snapshot(0).lines;
+        rows.iter().take(input_row).enumerate().any(|(i, row)| {
+            let text = row.trim();
+            !text.is_empty()
+                && self
+                    .rows_at_start
+                    .get(i)
+                    .is_none_or(|old| old.trim() != text)
+                && !is_echo(row, &inputs)
+                && !text
+                    .chars()
+                    .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
+        })
+    }
+
+    #[cfg(not(feature = "text"))]
+    fn new_text_above(&mut self, _input_row: usize) -> bool {
+        true
+    }
+
+    /// Whether a visible row begins with a spinner frame: a Braille pattern (U+2801–U+28FF,
+    /// the spinner most terminal programs animate) and a word after it. An agent whose output
+    /// stalled while it works (its process busy on a loaded machine) still shows it.
+    #[cfg(feature = "text")]
+    fn spinner_on_screen(&mut self) -> bool {
+        self.screen
+            .snapshot(0)
+            .lines
+            .iter()
+            .any(|row| is_spinner_row(row))
+    }
+
+    #[cfg(not(feature = "text"))]
+    fn spinner_on_screen(&mut self) -> bool {
+        false
+    }
+
+    /// The row of the screen that is the agent's input line, and its text: the learned input
+    /// row (its decoration again, between its old distance above the cursor and the cursor,
+    /// which moves up when a long input's rows are gone), or the cursor's row when the cursor
+    /// sits right after a short prompt there.
+    #[cfg(feature = "text")]
+    fn input_area(&mut self) -> Option<(usize, String)> {
         let screen = self.screen.snapshot(0);
         let cursor = usize::from(screen.cursor.0).min(screen.lines.len().saturating_sub(1));
         if let Some(learned) = &self.input_row {
             let from = cursor.saturating_sub(learned.above_cursor);
-            if let Some(row) = (from..=cursor)
-                .filter_map(|row| screen.lines.get(row))
-                .find(|row| row.trim_start().starts_with(&learned.decoration))
-            {
-                return Some(row.clone());
+            if let Some(row) = (from..=cursor).find(|&row| {
+                screen
+                    .lines
+                    .get(row)
+                    .is_some_and(|text| text.trim_start().starts_with(&learned.decoration))
+            }) {
+                return Some((row, screen.lines[row].clone()));
             }
         }
         let row = screen.lines.get(cursor)?;
         let left: String = row.chars().take(usize::from(screen.cursor.1)).collect();
-        is_prompt_decoration(left.trim()).then(|| row.clone())
+        is_prompt_decoration(left.trim()).then(|| (cursor, row.clone()))
     }
 
     #[cfg(not(feature = "text"))]
-    fn input_area(&mut self) -> Option<String> {
+    fn input_area(&mut self) -> Option<(usize, String)> {
         None
     }
+}
+
+/// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`).
+fn is_spinner_row(row: &str) -> bool {
+    let mut chars = row.trim_start().chars();
+    matches!(chars.next(), Some('\u{2801}'..='\u{28ff}'))
+        && chars.next().is_some_and(char::is_whitespace)
+        && chars
+            .find(|c| !c.is_whitespace())
+            .is_some_and(char::is_alphabetic)
 }
 
 /// Whether `left` (what a row holds before the cursor, trimmed) reads as a prompt: short, and
@@ -198,7 +264,17 @@ fn is_prompt_decoration(left: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_prompt_decoration;
+    use super::{is_prompt_decoration, is_spinner_row};
+
+    #[test]
+    fn spinner_rows_begin_with_a_braille_frame_and_a_word() {
+        for row in ["⠦ Initializing...", "  ⠇ Loading... (1s · esc to cancel)"] {
+            assert!(is_spinner_row(row), "{row:?}");
+        }
+        for row in ["", "Initializing ⠦", "⠦⠦⠦", "⠀ blank braille", "⠦ 42"] {
+            assert!(!is_spinner_row(row), "{row:?}");
+        }
+    }
 
     #[test]
     fn prompt_decorations_are_short_and_end_in_a_mark() {
