@@ -92,7 +92,11 @@ impl Frames {
     /// of the rows that changed (and two of them, or as many as stayed): an input box and
     /// footer that stay put must not hold a scrolling transcript in place, and one line that
     /// happens to be repeated elsewhere (the question, moved from the input box into the
-    /// transcript) must not move a frame. A frame with nothing in common is a whole new view
+    /// transcript) must not move a frame. A forward scroll that two rows or more line up with
+    /// also wins when no row that changed contradicts it: each lands on a blank line, on a line
+    /// it grows (`39.` then `39. Numbered line`: text streamed in), past the transcript's end or
+    /// on the rows the previous frame kept fixed (a window scrolled further than half its height
+    /// under a tall input box and footer). A frame with nothing in common is a whole new view
     /// and goes after the end.
     fn place(&self, rows: &[String]) -> usize {
         let text = |i: usize| !rows[i].trim().is_empty();
@@ -112,8 +116,24 @@ impl Frames {
                 (scrolled, votes) = (Some(at), score);
             }
         }
+        // Where the previous frame's fixed rows (input box, footer) begin in the transcript.
+        let first_fixed = (0..rows.len())
+            .find(|&i| text(i) && !moved(i))
+            .unwrap_or(rows.len());
+        let fixed_from = self.top + first_fixed;
+        let uncontradicted = |at: usize| {
+            (0..rows.len())
+                .filter(|&i| text(i) && moved(i))
+                .all(|i| match self.lines.get(at + i) {
+                    Some(line) if at + i < fixed_from => {
+                        line.trim().is_empty() || rows[i].starts_with(line.trim_end())
+                    }
+                    _ => true,
+                })
+        };
         match scrolled {
             Some(at) if votes > stayed || (2 * votes >= changed && votes >= stayed.min(2)) => at,
+            Some(at) if votes >= 2 && at > self.top && uncontradicted(at) => at,
             _ if stayed > 0 => self.top,
             Some(at) => at,
             None => self.lines.len(),
@@ -232,6 +252,26 @@ mod tests {
         frames.sample(frame(&["1", "2", "3", "> q"]));
         frames.sample_partial(frame(&["1", "2", "3 and more", "> q"]), 0);
         assert_eq!(frames.into_lines(), ["1", "2", "3 and more", "> q"]);
+    }
+
+    #[test]
+    fn a_window_scrolled_past_half_its_height_over_a_tall_fixed_foot_loses_no_line() {
+        // OpenCode: the transcript scrolls by more rows than stay on screen, under an input box
+        // and footer that stay put; list numbers are drawn before their text.
+        let foot = ["", "▣ Build", "┃", "┃ Model", "esc interrupt"];
+        let with_foot = |rows: &[&str]| {
+            let mut frame = frame(rows);
+            frame.extend(foot.iter().map(|r| (*r).to_owned()));
+            frame
+        };
+        let mut frames = Frames::default();
+        frames.sample(with_foot(&["1", "2", "3", "4", "5", "6"]));
+        frames.sample(with_foot(&["5", "6", "7", "8", "9.", "10"]));
+        frames.sample(with_foot(&["8", "9. nine", "10", "11", "12", "13"]));
+        let mut want = frame(&["1", "2", "3", "4", "5", "6", "7", "8", "9. nine", "10"]);
+        want.extend(frame(&["11", "12", "13"]));
+        want.extend(foot.iter().map(|r| (*r).to_owned()));
+        assert_eq!(frames.into_lines(), want);
     }
 
     #[test]
