@@ -1965,7 +1965,7 @@ fn spans_rows(re: &regex::bytes::Regex, above: &[u8], line: &[u8]) -> bool {
 }
 
 /// Whether `re` matches a row of `rows`, or a line wrapped over two of them.
-fn rows_show(re: &regex::bytes::Regex, rows: &[String]) -> bool {
+pub(super) fn rows_show(re: &regex::bytes::Regex, rows: &[String]) -> bool {
     rows.iter().any(|row| re.is_match(row.as_bytes()))
         || rows
             .windows(2)

@@ -194,16 +194,15 @@ impl Core {
         true
     }
 
-    /// Whether a visible row begins with a spinner frame: a Braille pattern (U+2801–U+28FF,
-    /// the spinner most terminal programs animate) and a word after it. An agent whose output
-    /// stalled while it works (its process busy on a loaded machine) still shows it.
+    /// Whether a visible row shows the agent at work: it begins with a spinner frame (a Braille
+    /// pattern, U+2801–U+28FF, the spinner most terminal programs animate, and a word after
+    /// it), or it tells how to interrupt the work (`esc to cancel`, `esc interrupt`: agents show
+    /// it only while they work), on one row or wrapped over two. An agent whose output stalled
+    /// while it works (its process busy on a loaded machine) still shows these.
     #[cfg(feature = "text")]
     fn spinner_on_screen(&mut self) -> bool {
-        self.screen
-            .snapshot(0)
-            .lines
-            .iter()
-            .any(|row| is_spinner_row(row))
+        let rows = self.screen.snapshot(0).lines;
+        rows.iter().any(|row| is_spinner_row(row)) || super::rows_show(interrupt_hint(), &rows)
     }
 
     #[cfg(not(feature = "text"))]
@@ -241,14 +240,27 @@ impl Core {
     }
 }
 
-/// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`).
+/// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`,
+/// `⠋Loading`).
 fn is_spinner_row(row: &str) -> bool {
     let mut chars = row.trim_start().chars();
     matches!(chars.next(), Some('\u{2801}'..='\u{28ff}'))
-        && chars.next().is_some_and(char::is_whitespace)
         && chars
             .find(|c| !c.is_whitespace())
             .is_some_and(char::is_alphabetic)
+}
+
+/// A hint that says how to interrupt the work: `esc to interrupt`, `esc to cancel`,
+/// `(esc interrupt)`, `ctrl+c to stop`.
+#[cfg(feature = "text")]
+fn interrupt_hint() -> &'static regex::bytes::Regex {
+    static HINT: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    HINT.get_or_init(|| {
+        regex::bytes::Regex::new(
+            r"(?i)\b(?:esc|escape|ctrl\+c)\b(?: to)? (?:interrupt|cancel|stop)\b",
+        )
+        .unwrap_or_else(|_| regex::bytes::Regex::new(r"$^").expect("an empty pattern"))
+    })
 }
 
 /// Whether `left` (what a row holds before the cursor, trimmed) reads as a prompt: short, and
@@ -268,11 +280,27 @@ mod tests {
 
     #[test]
     fn spinner_rows_begin_with_a_braille_frame_and_a_word() {
-        for row in ["⠦ Initializing...", "  ⠇ Loading... (1s · esc to cancel)"] {
+        for row in [
+            "⠦ Initializing...",
+            "  ⠇ Loading... (1s · esc to cancel)",
+            "⠋Summoning",
+        ] {
             assert!(is_spinner_row(row), "{row:?}");
         }
         for row in ["", "Initializing ⠦", "⠦⠦⠦", "⠀ blank braille", "⠦ 42"] {
             assert!(!is_spinner_row(row), "{row:?}");
+        }
+        let hint = super::interrupt_hint();
+        for row in [
+            "(2s · esc to cancel)",
+            "⬝⬝■■  esc interrupt",
+            "Esc to interrupt",
+            "ctrl+c to stop",
+        ] {
+            assert!(hint.is_match(row.as_bytes()), "{row:?}");
+        }
+        for row in ["press esc", "escape the string", "cancel the order"] {
+            assert!(!hint.is_match(row.as_bytes()), "{row:?}");
         }
     }
 
