@@ -1419,6 +1419,15 @@ impl Feed<'_> {
         {
             return;
         }
+        // Where the screen decides (no preset signal yet, or `generic`), a prompt character at
+        // the end of a chunk is no prompt while the screen shows the agent at work: an agent's
+        // frame cut short by a stall right after its input row's `>`.
+        if self.core.quiet_decides() && self.core.turn.is_some() {
+            self.sync(start);
+            if self.core.spinner_on_screen() {
+                return;
+            }
+        }
         self.core.signal_seen = true;
         if self.core.phase == Phase::Starting {
             self.core.learn_prompt_header_before(start);

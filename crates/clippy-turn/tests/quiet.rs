@@ -252,3 +252,24 @@ fn a_full_screen_tui_with_its_cursor_in_the_input_box() {
     assert_eq!(turns[0].input, "hello");
     assert_eq!(turns[0].text(), "     Hi there.\n     A second line.");
 }
+
+#[test]
+fn a_frame_cut_short_after_the_input_rows_prompt_character_ends_no_turn() {
+    // Ink's frame, its write cut right after the input row's `>` (a stalled process): the line
+    // at the chunk's end is a bare prompt character, but the spinner is on screen.
+    let mut s = ink_agent("generic");
+    s.quiet();
+    s.ink(&[], &[REST[0], "> hello", REST[2], REST[3]]);
+    s.input(b"hello\r");
+    s.ink(
+        &["  > hello", "", "  \u{2726} Partial"],
+        &["\u{2819} Working (1s \u{b7} esc to cancel)", REST[0]],
+    );
+    s.out(b"> ");
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    s.out(b"  Type your message\r\n");
+    s.live = 3;
+    s.ink(&["  answer."], REST);
+    s.quiet();
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+}

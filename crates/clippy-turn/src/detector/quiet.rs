@@ -96,7 +96,7 @@ impl TurnDetector {
 impl Core {
     /// Whether quiet output is for the screen to judge: always with `generic`, and with other
     /// presets until their own signals have been seen. Never with OSC 133 marks.
-    fn quiet_decides(&self) -> bool {
+    pub(super) fn quiet_decides(&self) -> bool {
         !self.osc133 && (self.preset.name() == "generic" || !self.signal_seen)
     }
 
@@ -200,13 +200,13 @@ impl Core {
     /// it only while they work), on one row or wrapped over two. An agent whose output stalled
     /// while it works (its process busy on a loaded machine) still shows these.
     #[cfg(feature = "text")]
-    fn spinner_on_screen(&mut self) -> bool {
+    pub(super) fn spinner_on_screen(&mut self) -> bool {
         let rows = self.screen.snapshot(0).lines;
         rows.iter().any(|row| is_spinner_row(row)) || super::rows_show(interrupt_hint(), &rows)
     }
 
     #[cfg(not(feature = "text"))]
-    fn spinner_on_screen(&mut self) -> bool {
+    pub(super) fn spinner_on_screen(&mut self) -> bool {
         false
     }
 
