@@ -624,7 +624,8 @@ mod tests {
                     &inputs,
                     1,
                     &preset,
-                    false
+                    false,
+                    None
                 ),
                 "● pomme rouge\n  pain frais",
                 "{agent}: {echo:?}"
@@ -639,7 +640,7 @@ mod tests {
         ];
         let claude = Preset::named("claude").expect("preset");
         assert_eq!(
-            render(&recorded(&[], &lines), &edited, 1, &claude, false),
+            render(&recorded(&[], &lines), &edited, 1, &claude, false, None),
             "● pomme rouge"
         );
     }
@@ -651,7 +652,7 @@ mod tests {
         // The echo's head and a reply line that does not go on with the rest.
         let lines = [">>> print('a')", "a", ">>> print('b')", "b"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &python, false),
+            render(&recorded(&[], &lines), &inputs, 1, &python, false, None),
             ">>> print('a')\na\n>>> print('b')\nb"
         );
     }
@@ -676,7 +677,7 @@ mod tests {
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
         assert_eq!(
-            render(&turn, &inputs, 1, &claude, false),
+            render(&turn, &inputs, 1, &claude, false, None),
             "● Jupiter.\n\n● More.\n  a line at the text's indent"
         );
         // A short chrome line ends where it ends: what follows is the reply's.
@@ -684,7 +685,7 @@ mod tests {
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
         assert_eq!(
-            render(&turn, &inputs, 1, &claude, false),
+            render(&turn, &inputs, 1, &claude, false, None),
             "  1. one\n  2. two"
         );
     }
@@ -704,7 +705,7 @@ mod tests {
             "───",
         ];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &claude, false),
+            render(&recorded(&[], &lines), &inputs, 1, &claude, false, None),
             "● Here:\n  1. part 1\n  2. part 2 and more"
         );
     }
