@@ -82,6 +82,19 @@ pub enum HistoryError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The file is an SQLite database, but another program's: it has tables and no clippy
+    /// schema version, or clippy's schema version without clippy's tables. It is left as it is.
+    #[error(
+        "history store {}: the file is another program's SQLite database ({what}), not a clippy \
+         history; move it aside and a new one is made",
+        path.display()
+    )]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
+        /// What was found instead of clippy's schema.
+        what: String,
+    },
     /// The database was written by a newer clippy (its `user_version` is higher than the
     /// schema this crate knows); it is left untouched.
     #[error(

@@ -18,7 +18,8 @@
 //! # Schema (version 1)
 //! `PRAGMA user_version` holds the version. Opening an older database upgrades it, one
 //! migration per transaction; a newer one is refused ([`HistoryError::NewerSchema`]) and left
-//! as it is. Times are Unix milliseconds, sizes bytes, all as SQLite integers.
+//! as it is, and so is another program's SQLite database ([`HistoryError::Foreign`]: tables but
+//! no version, or a version of ours without our tables). Times are Unix milliseconds, sizes bytes, all as SQLite integers.
 //!
 //! ## Tables
 //! - `sessions`: one row per session key (name, command as a JSON array, cwd, start, end and

@@ -8,6 +8,10 @@ pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 /// its own, which also sets `user_version`. Append, never edit.
 pub(crate) const MIGRATIONS: &[&str] = &[V1];
 
+/// The tables every version has (a database at a version of ours without them is another
+/// program's).
+pub(crate) const TABLES: &[&str] = &["events", "meta", "sessions", "turns", "turns_fts"];
+
 /// The trigger that removes a deleted turn from the index (dropped and made again around
 /// [`Store::forget_all`](crate::Store::forget_all), which empties the index at once).
 pub(crate) const TURN_DELETED_TRIGGER: &str = "

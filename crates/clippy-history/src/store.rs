@@ -421,6 +421,53 @@ impl Store {
             .map_err(|e| HistoryError::sqlite(&self.db, "read the database's size", e))
     }
 
+    /// Refuses another program's database before anything is written to it: one with tables
+    /// but no schema version (clippy's tables would be added to it), or one at a version of
+    /// clippy's without clippy's tables (every read would fail on a missing table).
+    fn refuse_foreign(&self, found: i64) -> Result<()> {
+        let tables: Vec<String> = {
+            let sqlite = |e| HistoryError::sqlite(&self.db, "read the schema", e);
+            let mut stmt = self
+                .conn
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' \
+                     AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                )
+                .map_err(sqlite)?;
+            stmt.query_map([], |row| row.get::<_, String>(0))
+                .map_err(sqlite)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(sqlite)?
+        };
+        let foreign = |what: String| {
+            Err(HistoryError::Foreign {
+                path: self.db.clone(),
+                what,
+            })
+        };
+        if found == 0 && !tables.is_empty() {
+            let mut named = tables.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            if tables.len() > 3 {
+                named.push_str(", …");
+            }
+            return foreign(format!("tables {named} and no schema version"));
+        }
+        if found > 0 {
+            let missing: Vec<&str> = schema::TABLES
+                .iter()
+                .copied()
+                .filter(|table| !tables.iter().any(|t| t == table))
+                .collect();
+            if !missing.is_empty() {
+                return foreign(format!(
+                    "schema version {found} without the tables {}",
+                    missing.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Brings the schema to [`schema::VERSION`], one migration per transaction.
     fn migrate(&self) -> Result<()> {
         let sqlite = |op| move |e| HistoryError::sqlite(&self.db, op, e);
@@ -435,6 +482,7 @@ impl Store {
                 supported: schema::VERSION,
             });
         }
+        self.refuse_foreign(found)?;
         if found == 0 {
             // Only takes effect before the first table is made: a new database.
             self.conn

@@ -371,3 +371,40 @@ fn a_file_that_is_no_database_is_corrupt() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Another program's SQLite database where the store should be: refused, and left as it was
+/// (seen while writing the `history_file` fuzz target: clippy's tables were added to such a
+/// file, or every read failed on a missing table).
+#[test]
+fn another_programs_database_is_refused_and_left_untouched() {
+    for (tag, sql) in [
+        (
+            "notes",
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); \
+             INSERT INTO notes(body) VALUES ('a note');",
+        ),
+        (
+            "same-version",
+            "CREATE TABLE turns (id INTEGER PRIMARY KEY, what TEXT); \
+             INSERT INTO turns(what) VALUES ('not a turn'); PRAGMA user_version = 1;",
+        ),
+    ] {
+        let scratch = Scratch::new(tag);
+        let dir = scratch.store_dir();
+        std::fs::create_dir_all(&dir).expect("folder");
+        let db = dir.join("history.sqlite3");
+        let conn = rusqlite::Connection::open(&db).expect("another program's database");
+        conn.execute_batch(sql).expect("its tables");
+        drop(conn);
+        let before = std::fs::read(&db).expect("read it");
+        match Store::open(&dir) {
+            Err(e @ HistoryError::Foreign { .. }) => {
+                let message = e.to_string();
+                assert!(message.contains("another program's"), "{message}");
+                assert!(message.contains("turns") || message.contains("notes"), "{message}");
+            }
+            other => panic!("{tag}: {other:?}"),
+        }
+        assert_eq!(std::fs::read(&db).expect("read it again"), before, "{tag}");
+    }
+}
