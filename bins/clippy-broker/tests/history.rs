@@ -179,6 +179,108 @@ fn a_store_that_cannot_be_opened_leaves_the_broker_serving_and_says_why() {
     );
 }
 
+/// A store with 40 turns of a few KiB each, made and closed as a broker leaves it.
+fn make_store(dir: &Path) {
+    use clippy_history::{Record, SessionRecord, Store, TurnRecord};
+    let mut store = Store::open(dir).expect("a store");
+    let command = vec!["bash".to_owned()];
+    let text = "the migration drops a column and the reviewer asks why ".repeat(60);
+    let ids: Vec<String> = (1..=40).map(|seq| format!("old:{seq}")).collect();
+    let mut records = vec![Record::Session(SessionRecord {
+        key: "old",
+        name: Some("old"),
+        command: &command,
+        cwd: None,
+        started_at: 1_000,
+    })];
+    for (seq, id) in (1u64..).zip(&ids) {
+        records.push(Record::Turn(TurnRecord {
+            turn_id: id,
+            session: "old",
+            seq,
+            started_at: None,
+            ended_at: 1_000 + seq,
+            input: None,
+            content: text.as_bytes(),
+            text: &text,
+            message: None,
+            interrupted: false,
+            truncated: false,
+            exit_code: None,
+            cwd: None,
+            spool_span: None,
+        }));
+    }
+    store.apply(&records).expect("stored");
+}
+
+/// The store's file damaged while no broker ran: cut in half, every page after the first
+/// overwritten with garbage, or replaced by another program's SQLite database. The broker starts
+/// and keeps live turns; `history` (what `clippy-ctl history` asks) answers `history_failed`
+/// naming the store and what is wrong; the broker serves on after it.
+#[test]
+fn a_damaged_store_file_leaves_the_broker_serving_and_says_why() {
+    for damage in ["truncated", "garbage pages", "another program's database"] {
+        let runtime = TempDir::new();
+        let dir = runtime.path().join("state").join("clippy");
+        make_store(&dir);
+        let db = dir.join(clippy_history::DB_FILE);
+        let mut bytes = fs::read(&db).expect("the store's file");
+        assert!(bytes.len() > 16 * 4096, "{damage}: {} bytes", bytes.len());
+        match damage {
+            "truncated" => bytes.truncate(bytes.len() / 2),
+            "garbage pages" => {
+                for page in bytes.chunks_mut(4096).skip(1) {
+                    page.fill(0x5a);
+                }
+            }
+            _ => {
+                fs::remove_file(&db).expect("remove the store");
+                let conn = rusqlite::Connection::open(&db).expect("another program's database");
+                conn.execute_batch(
+                    "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); \
+                     INSERT INTO notes(body) VALUES ('a note');",
+                )
+                .expect("its tables");
+                drop(conn);
+                bytes = fs::read(&db).expect("read it");
+            }
+        }
+        fs::write(&db, &bytes).expect("damage the store");
+        let broker = start(runtime);
+        let mut w = broker.wrapper("aaa", Some("live"), false);
+        assert_eq!(report(&mut w, "aaa", 1, b"live turn", "live turn"), "aaa:1");
+        let mut client = broker.client();
+        assert_eq!(content(&mut client, "aaa:1"), b"live turn", "{damage}");
+        match client.request(|id| Message::History {
+            id,
+            session: None,
+            since: None,
+            until: None,
+            limit: Some(1000),
+        }) {
+            Err(ProtoError::Broker {
+                reason, message, ..
+            }) => {
+                assert_eq!(reason, ErrorReason::HistoryFailed, "{damage}: {message}");
+                assert!(message.contains("history store"), "{damage}: {message}");
+                assert!(
+                    message.contains("damaged") || message.contains("another program's"),
+                    "{damage}: {message}"
+                );
+            }
+            other => panic!("{damage}: {other:?}"),
+        }
+        // Still serving, the live turn still there.
+        assert_eq!(content(&mut client, "aaa:1"), b"live turn", "{damage}");
+        assert_eq!(
+            report(&mut w, "aaa", 2, b"another", "another"),
+            "aaa:2",
+            "{damage}"
+        );
+    }
+}
+
 #[test]
 fn a_store_on_a_read_only_disk_loses_no_live_turn() {
     let runtime = TempDir::new();
