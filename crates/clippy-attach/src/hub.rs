@@ -216,7 +216,8 @@ impl Hub {
                     restore_alternate: self.restore.alternate.to_vec(),
                 };
                 if let Some(c) = self.clients.get_mut(&client) {
-                    c.outbox.push(&welcome, 0);
+                    // It carries the restore bytes and the size: never skipped.
+                    c.outbox.push_kept(&welcome);
                     actions.push(c.request_redraw(client, 0));
                 }
             }

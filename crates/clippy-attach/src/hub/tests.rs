@@ -386,3 +386,38 @@ fn strangers_bad_versions_and_garbage_are_refused_with_a_reason() {
     assert!(actions.is_empty());
     assert_eq!(hub.size(), (80, 24));
 }
+
+/// Found by the `attach` fuzz target (`fuzz/regressions/attach/`): a client that had not read
+/// its welcome when the output overflowed its outbox lost the welcome with the rest, so it never
+/// had the bytes that restore its terminal, and the first frame it read was another.
+#[test]
+fn a_client_that_skips_output_still_gets_its_welcome_first() {
+    let mut hub = Hub::new("s1", None, (80, 24), RESTORE).with_outbox_limit(64);
+    let (client, actions) = attach(&mut hub, AttachMode::Interactive, (0, 0));
+    assert_eq!(
+        actions,
+        [HubAction::Redraw {
+            client,
+            generation: 1
+        }]
+    );
+    assert_eq!(hub.redrawn(client, 1, b"$ ".to_vec()), None);
+    // More than the outbox may hold, none of it read: the client skips to the screen.
+    hub.output(&[b'x'; 100]);
+    hub.output(&[b'y'; 100]);
+    hub.exited(1, None);
+    let frames = take(&mut hub, client);
+    assert!(
+        matches!(frames.first(), Some(AttachFrame::Welcome { restore, .. }) if restore == RESTORE.normal),
+        "{frames:?}"
+    );
+    assert!(
+        matches!(
+            frames.last(),
+            Some(AttachFrame::Detached {
+                reason: DetachReason::Exited
+            })
+        ),
+        "{frames:?}"
+    );
+}
