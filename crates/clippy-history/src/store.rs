@@ -446,7 +446,12 @@ impl Store {
             })
         };
         if found == 0 && !tables.is_empty() {
-            let mut named = tables.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            let mut named = tables
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
             if tables.len() > 3 {
                 named.push_str(", …");
             }

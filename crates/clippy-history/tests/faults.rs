@@ -401,7 +401,10 @@ fn another_programs_database_is_refused_and_left_untouched() {
             Err(e @ HistoryError::Foreign { .. }) => {
                 let message = e.to_string();
                 assert!(message.contains("another program's"), "{message}");
-                assert!(message.contains("turns") || message.contains("notes"), "{message}");
+                assert!(
+                    message.contains("turns") || message.contains("notes"),
+                    "{message}"
+                );
             }
             other => panic!("{tag}: {other:?}"),
         }
