@@ -1,0 +1,221 @@
+//! The history store opened on a damaged database file, and every read run against it.
+//!
+//! A small valid store is made once, from known sessions, turns and events (and three other
+//! programs' SQLite files: one with tables of its own, one whose `user_version` is clippy's but
+//! whose `turns` table is not, one with a newer `user_version`). Each input picks one of them
+//! and damages it, writes it as `history.sqlite3` in a folder of its own (no `-wal` or `-shm`
+//! beside it), opens the store there and runs every read the broker makes: `history`, `search`
+//! (words and FTS5 syntax), `get_turn`, `latest_turn`, `sessions`, `events_since`,
+//! `max_turn_seq_for`, `max_event_seq`, `stats`, `integrity_problems`.
+//!
+//! Input layout: `[pick, damage…]`. `pick & 0x80`: the file is the damage bytes themselves (any
+//! bytes); else `pick % 4` is the file (0 clippy's, 1–3 the others'), and the damage is a list
+//! of records `[op, a, b, len, bytes…]`: `op % 4` 0 truncates the file to `(a·256 + b)·16`
+//! bytes; 1 overwrites page `a` at offset `b·16` with the bytes; 2 fills page `a` with byte `b`
+//! (a page of garbage, or of zeros); 3 copies page `a` over page `b`.
+//!
+//! Checks: no panic, no crash, no hang; an error is a `HistoryError` whose message names the
+//! store (`history store …`).
+#![no_main]
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use clippy_history::{
+    EventRecord, HistoryQuery, QuerySyntax, Record, SearchQuery, SessionEnd, SessionRecord, Store,
+    TurnRecord,
+};
+use libfuzzer_sys::fuzz_target;
+
+const PAGE: usize = 4096;
+
+/// The folder the damaged files are opened in, one per fuzzing process.
+static DIR: LazyLock<PathBuf> = LazyLock::new(|| {
+    let dir = std::env::temp_dir().join(format!("clippy-fuzz-history-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+});
+
+/// The files to damage: clippy's store, then three other programs' databases.
+static FILES: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
+    let make = DIR.join("make");
+    let mut files = vec![clippy_store(&make.join("clippy"))];
+    for (tag, sql) in [
+        (
+            "notes",
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+             INSERT INTO notes(body) VALUES ('a note'), ('another');",
+        ),
+        (
+            "same-version",
+            "CREATE TABLE turns (id INTEGER PRIMARY KEY, what TEXT);
+             CREATE TABLE sessions (name TEXT);
+             INSERT INTO turns(what) VALUES ('not a turn');
+             PRAGMA user_version = 1;",
+        ),
+        (
+            "newer",
+            "CREATE TABLE t (x); INSERT INTO t VALUES (1); PRAGMA user_version = 9;",
+        ),
+    ] {
+        let path = make.join(format!("{tag}.sqlite3"));
+        let conn = rusqlite::Connection::open(&path).expect("another program's database");
+        conn.execute_batch(sql).expect("its tables");
+        drop(conn);
+        files.push(std::fs::read(&path).expect("read it"));
+    }
+    let _ = std::fs::remove_dir_all(&make);
+    files
+});
+
+fn clippy_store(dir: &std::path::Path) -> Vec<u8> {
+    let command = vec!["bash".to_owned(), "--norc".to_owned()];
+    let mut store = Store::open(dir).expect("a new store");
+    let text = "The migration drops a column; the reviewer asks why. ".repeat(8);
+    let content = format!("\x1b[1m{text}\x1b[0m\r\n");
+    let mut records = vec![
+        Record::Session(SessionRecord {
+            key: "aaa",
+            name: Some("rev"),
+            command: &command,
+            cwd: Some("/src/app"),
+            started_at: 1_000,
+        }),
+        Record::Session(SessionRecord {
+            key: "bbb",
+            name: None,
+            command: &command,
+            cwd: None,
+            started_at: 2_000,
+        }),
+    ];
+    let ids: Vec<String> = (1..=6).map(|seq| format!("aaa:{seq}")).collect();
+    for (seq, id) in (1u64..).zip(&ids) {
+        records.push(Record::Turn(TurnRecord {
+            turn_id: id,
+            session: "aaa",
+            seq,
+            started_at: Some(1_000 + seq * 10),
+            ended_at: 1_005 + seq * 10,
+            input: Some("explain the migration"),
+            content: content.as_bytes(),
+            text: &text,
+            message: (seq % 2 == 0).then_some("**Done.**"),
+            interrupted: seq == 3,
+            truncated: false,
+            exit_code: Some(0),
+            cwd: Some("/src/app"),
+            spool_span: Some((seq * 100, seq * 100 + 90)),
+        }));
+        records.push(Record::Event(EventRecord {
+            seq,
+            time: 1_006 + seq * 10,
+            kind: "turn.completed",
+            session: Some("aaa"),
+            payload: r#"{"type":"turn.completed","session":"aaa"}"#,
+        }));
+    }
+    records.push(Record::SessionEnd(SessionEnd {
+        key: "bbb",
+        ended_at: 3_000,
+        exit_code: Some(1),
+        signal: None,
+    }));
+    store.apply(&records).expect("records stored");
+    drop(store);
+    std::fs::read(dir.join(clippy_history::DB_FILE)).expect("the store's file")
+}
+
+fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
+    while let [op, a, b, len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        let (bytes, after) = tail.split_at(len);
+        rest = after;
+        let pages = file.len().div_ceil(PAGE).max(1);
+        let page = |n: u8| usize::from(n) % pages * PAGE;
+        match op % 4 {
+            0 => file.truncate(usize::from(u16::from_be_bytes([*a, *b])) * 16),
+            1 => {
+                let at = page(*a) + usize::from(*b) * 16;
+                for (i, byte) in bytes.iter().enumerate() {
+                    if let Some(slot) = file.get_mut(at + i) {
+                        *slot = *byte;
+                    }
+                }
+            }
+            2 => {
+                let at = page(*a);
+                let end = (at + PAGE).min(file.len());
+                if at < end {
+                    file[at..end].fill(*b);
+                }
+            }
+            _ => {
+                let (from, to) = (page(*a), page(*b));
+                let n = PAGE.min(file.len().saturating_sub(from.max(to)));
+                file.copy_within(from..from + n, to);
+            }
+        }
+    }
+    file
+}
+
+fn clear(error: clippy_history::HistoryError) {
+    let message = error.to_string();
+    assert!(message.contains("history store"), "{message}");
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [pick, rest @ ..] = data else {
+        return;
+    };
+    let file = if pick & 0x80 != 0 {
+        rest.to_vec()
+    } else {
+        damage(FILES[usize::from(*pick % 4)].clone(), rest)
+    };
+    let dir = &*DIR;
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(dir.join(format!("{}{side}", clippy_history::DB_FILE)));
+    }
+    std::fs::write(dir.join(clippy_history::DB_FILE), &file).expect("write the damaged file");
+    let store = match Store::open(dir) {
+        Ok(store) => store,
+        Err(e) => return clear(e),
+    };
+    let reads = [
+        store.history(&HistoryQuery::default()).map(drop),
+        store
+            .history(&HistoryQuery {
+                session: Some("rev".into()),
+                since: Some(1_020),
+                until: Some(1_050),
+                limit: 3,
+            })
+            .map(drop),
+        store
+            .search(&SearchQuery::new("migration reviewer"))
+            .map(drop),
+        store
+            .search(&SearchQuery {
+                syntax: QuerySyntax::Fts5,
+                session: Some("aaa".into()),
+                ..SearchQuery::new("migrat* OR column")
+            })
+            .map(drop),
+        store.get_turn("aaa:2").map(drop),
+        store.latest_turn("aaa").map(drop),
+        store.sessions("a").map(drop),
+        store.events_since(0, 100).map(drop),
+        store.max_turn_seq_for("aaa").map(drop),
+        store.max_event_seq().map(drop),
+        store.stats().map(drop),
+        store.integrity_problems().map(drop),
+    ];
+    for read in reads {
+        if let Err(e) = read {
+            clear(e);
+        }
+    }
+});
