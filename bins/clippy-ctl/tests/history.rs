@@ -712,3 +712,38 @@ fn events_reach_back_across_a_restart_and_their_ids_continue() {
     sorted.sort_unstable();
     assert_eq!(ids, sorted);
 }
+
+/// The store's file damaged while no broker ran (overwritten with garbage): the broker starts
+/// and serves, and `clippy-ctl history` and `search` fail with the store's problem, naming the
+/// file, instead of an empty past or a crash. (The broker's own tests damage it in other ways.)
+#[test]
+fn a_damaged_store_is_reported_by_history_and_the_broker_serves_on() {
+    let mut h = History::new("history-damaged");
+    h.stop_broker(Signal::SIGTERM);
+    let db = h.store().join("history.sqlite3");
+    // The database and its write-ahead log (which holds what the broker wrote since the last
+    // checkpoint), every byte.
+    for file in [db.clone(), h.store().join("history.sqlite3-wal")] {
+        if let Ok(meta) = std::fs::metadata(&file) {
+            let len = usize::try_from(meta.len()).unwrap().max(4096);
+            std::fs::write(&file, vec![0x5a; len]).unwrap();
+        }
+    }
+    let _ = std::fs::remove_file(h.store().join("history.sqlite3-shm"));
+    h.start_broker();
+    for args in [&["history"][..], &["search", "anything"]] {
+        let out = h.ctl(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("history_failed"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&db.display().to_string()),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("damaged"), "{args:?}: {stderr}");
+    }
+    // Live operation goes on.
+    h.bash("live", &[]);
+    let (_, output) = h.exec("live", "echo okapi$((6*7))");
+    assert!(output.contains("okapi42"), "{output}");
+}
