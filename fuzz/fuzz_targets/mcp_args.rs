@@ -196,12 +196,16 @@ struct Call {
 
 impl<'a> Arbitrary<'a> for Call {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
-        let (name, fields) = if u.ratio(1, 32)? {
-            (String::arbitrary(u)?, &[][..])
+        let name = if u.ratio(1, 32)? {
+            String::arbitrary(u)?
         } else {
-            let (name, fields) = *u.choose(TOOLS)?;
-            (name.to_owned(), fields)
+            u.choose(TOOLS)?.0.to_owned()
         };
+        // An arbitrary name may still be a tool's.
+        let fields = TOOLS
+            .iter()
+            .find(|(tool, _)| *tool == name)
+            .map_or(&[][..], |(_, fields)| *fields);
         let args = object(u, 3, fields)?;
         Ok(Call { name, fields, args })
     }
