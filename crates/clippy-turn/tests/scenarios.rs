@@ -32,6 +32,14 @@ impl Session {
         self
     }
 
+    /// Each completed turn as its input and its text view.
+    fn inputs_and_texts(&self) -> Vec<(String, String)> {
+        self.turns()
+            .iter()
+            .map(|t| (t.input.clone(), t.text()))
+            .collect()
+    }
+
     fn turns(&self) -> Vec<&Turn> {
         self.events
             .iter()
@@ -646,13 +654,8 @@ fn two_commands_sent_in_one_write_are_two_turns() {
         .out(ROOT_PROMPT)
         .out(b"echo two\r\n\x1b[?2004l\rtwo\r\n")
         .out(ROOT_PROMPT);
-    let shape: Vec<(String, String)> = s
-        .turns()
-        .iter()
-        .map(|t| (t.input.clone(), t.text()))
-        .collect();
     assert_eq!(
-        shape,
+        s.inputs_and_texts(),
         [
             ("echo one".to_owned(), "one".to_owned()),
             ("echo two".to_owned(), "two".to_owned())
@@ -760,13 +763,8 @@ fn zsh_drawing_its_prompt_again_with_the_line_typed_ahead_starts_that_lines_turn
         .out(b"e\x08echo second\x1b[?2004l\r\r\nsecond\r\n")
         .out(prompt_sp)
         .out(prompt);
-    let shape: Vec<(String, String)> = s
-        .turns()
-        .iter()
-        .map(|t| (t.input.clone(), t.text()))
-        .collect();
     assert_eq!(
-        shape,
+        s.inputs_and_texts(),
         [
             ("sleep 3; echo first".to_owned(), "first".to_owned()),
             ("echo second".to_owned(), "second".to_owned())
@@ -809,13 +807,8 @@ fn the_next_prompt_drawing_a_line_typed_ahead_is_not_in_the_text_whatever_the_ch
     s.input(b"\r").out(b"\r\n");
     s.out(b"21\r\nundefined\r\n\x1b[1G\x1b[0J> \x1b[3Gl")
         .out(b"og(42)\r\n42\r\nundefined\r\n\x1b[1G\x1b[0J> \x1b[3G");
-    let shape: Vec<(String, String)> = s
-        .turns()
-        .iter()
-        .map(|t| (t.input.clone(), t.text()))
-        .collect();
     assert_eq!(
-        shape,
+        s.inputs_and_texts(),
         [
             ("sleep(3); log(21)".to_owned(), "21\nundefined".to_owned()),
             ("log(42)".to_owned(), "42\nundefined".to_owned())
