@@ -62,11 +62,6 @@ impl GroupNice {
             lowered_to: nice,
         }))
     }
-
-    /// The group's nice value before it was lowered.
-    pub fn previous(&self) -> i32 {
-        self.previous
-    }
 }
 
 impl Drop for GroupNice {
