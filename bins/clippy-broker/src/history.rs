@@ -145,9 +145,8 @@ pub fn run(
     output: &Sender<HistoryOutput>,
     waker: &Arc<Waker>,
 ) {
-    // This thread only (a thread id names one thread to setpriority on Linux). Best effort: at
-    // worst the store competes with the sessions as an equal.
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), NICE);
+    // Best effort: at worst the store competes with the sessions as an equal.
+    clippy_pty::lower_this_thread(NICE);
     let mut worker = Worker {
         backlog,
         store: opened.store,

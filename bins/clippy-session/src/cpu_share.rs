@@ -34,9 +34,7 @@ impl CpuShare {
     /// this process leads its session.
     pub fn yield_to_programs() -> Self {
         let held = Arc::new(Mutex::new(Held::default()));
-        let leader =
-            rustix::process::getsid(None).is_ok_and(|sid| sid == rustix::process::getpid());
-        if !leader {
+        if !clippy_pty::leads_its_session() {
             return Self { held };
         }
         let shared = Arc::clone(&held);

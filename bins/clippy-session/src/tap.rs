@@ -106,7 +106,7 @@ impl Tap {
         let thread = std::thread::Builder::new()
             .name("clippy-session-tap".into())
             .spawn(move || {
-                lower_priority();
+                clippy_pty::lower_this_thread(NICE);
                 run(rx, detector, spool, events, to_loop, hooks_wired)
             })?;
         Ok(Self { tx, thread })
@@ -131,12 +131,6 @@ impl Tap {
 /// serves everyone, and detection catches up behind them (its channel is bounded, so it never
 /// falls more than [`CAPACITY`] chunks behind).
 const NICE: i32 = 5;
-
-/// Lowers the calling thread's priority to [`NICE`] (a thread id names one thread to
-/// `setpriority` on Linux). Best effort: where it is refused, the tap competes as an equal.
-fn lower_priority() {
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), NICE);
-}
 
 fn run(
     rx: Receiver<Tapped>,

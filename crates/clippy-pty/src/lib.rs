@@ -44,6 +44,6 @@ pub use error::{PtyError, SignalTarget};
 pub use nix::sys::signal::Signal;
 pub use pty::{PtyMaster, PtyPair, PtySlave, openpty};
 pub use raw::RawModeGuard;
-pub use sched_group::{GroupNice, parse_autogroup_nice};
+pub use sched_group::{GroupNice, leads_its_session, lower_this_thread, parse_autogroup_nice};
 pub use signals::{SignalPipe, WRAPPER_SIGNALS, reraise, suspend_self};
 pub use size::{WinSize, terminal_size};

@@ -74,6 +74,21 @@ impl Drop for GroupNice {
     }
 }
 
+/// Whether the calling process leads its session, and so owns the session group
+/// [`GroupNice`] would lower.
+///
+/// Inside a PID namespace whose session leader lives outside it (a container started from a
+/// shell), the kernel reports the session as 0: that is "not the leader", never an error.
+pub fn leads_its_session() -> bool {
+    nix::unistd::getsid(None).is_ok_and(|sid| sid == nix::unistd::getpid())
+}
+
+/// Sets the calling *thread's* nice value (a thread id names one thread to `setpriority` on
+/// Linux). Best effort: where it is refused, the thread competes as an equal.
+pub fn lower_this_thread(nice: i32) {
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
+}
+
 /// The calling process's group's nice value; `None` without autogroup support.
 fn current() -> io::Result<Option<i32>> {
     match std::fs::read_to_string(AUTOGROUP) {
@@ -86,6 +101,21 @@ fn current() -> io::Result<Option<i32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_process_is_not_its_sessions_leader_unless_it_is() {
+        // Whatever runs the tests, the answer agrees with the kernel's own view and never panics
+        // (a session reported as 0 inside a PID namespace once did, in rustix's getsid).
+        let sid = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|stat| {
+                let after_name = stat.rsplit_once(')')?.1.to_owned();
+                after_name.split_whitespace().nth(4)?.parse::<i32>().ok()
+            });
+        if let Some(sid) = sid {
+            assert_eq!(leads_its_session(), sid == std::process::id() as i32);
+        }
+    }
 
     #[test]
     fn reads_the_kernels_line() {
