@@ -222,21 +222,51 @@ fn is_chrome(line: &str, preset: &Preset) -> bool {
 
 /// How many lines at the head of `lines` are old transcript: each one found in `before` after
 /// the one matched last (blank lines pass). Order matters, so an answer that repeats an older
-/// line is still new.
+/// line is still new. A few rows the submit itself changed (a TUI's input box emptied to its
+/// placeholder as it takes the question) are old too when the view under them goes on as it
+/// was: the next [`RESUMED`] lines with text are `before`'s, in order.
 fn old_head(lines: &[String], before: &[String]) -> usize {
+    let found = |from: usize, line: &str| before[from..].iter().position(|b| b.trim() == line);
+    // The old view goes on at `lines[at..]` from `before[from..]`.
+    let resumes = |at: usize, mut from: usize| {
+        let mut text = lines[at..]
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty());
+        (0..RESUMED).all(|_| {
+            text.next()
+                .and_then(|line| found(from, line))
+                .is_some_and(|at| {
+                    from += at + 1;
+                    true
+                })
+        })
+    };
     let mut from = 0;
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.trim();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
         if line.is_empty() {
+            i += 1;
             continue;
         }
-        match before[from..].iter().position(|b| b.trim() == line) {
-            Some(at) => from += at + 1,
+        if let Some(at) = found(from, line) {
+            from += at + 1;
+            i += 1;
+            continue;
+        }
+        match (i + 1..lines.len().min(i + 1 + MAX_CHANGED_ROWS)).find(|&next| resumes(next, from)) {
+            Some(next) => i = next,
             None => return i,
         }
     }
     lines.len()
 }
+
+/// How many rows of an old view the submit may have changed (the input box's rows).
+const MAX_CHANGED_ROWS: usize = 3;
+/// How many lines with text after them say the old view goes on.
+const RESUMED: usize = 2;
 
 /// Where the reply begins when the agent echoed the turn's (first) input with its prompt or
 /// bullet: under its last echo. Lines above it are old transcript even when `before` lacks them
@@ -491,6 +521,54 @@ mod tests {
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
         assert_eq!(render(&turn, &inputs, 1, &python, false, None), "2");
+    }
+
+    #[test]
+    fn an_old_view_whose_input_box_the_submit_emptied_is_old() {
+        // A full-screen TUI's home view, its input box emptied to the placeholder as it took
+        // the question, then its session view, the question's echo long scrolled away.
+        let generic = Preset::named("generic").expect("preset");
+        let inputs = ["write lines".to_owned()];
+        let before = [
+            "logo",
+            "",
+            "┃  write lines",
+            "┃",
+            "┃  Model",
+            "╹▀▀▀",
+            "hints",
+        ];
+        let lines = [
+            "logo",
+            "",
+            "┃  Ask anything…",
+            "┃",
+            "┃  Model",
+            "╹▀▀▀",
+            "hints",
+            "  69. line 69",
+            "  70. line 70",
+        ];
+        let text = render(
+            &recorded(&before, &lines),
+            &inputs,
+            1,
+            &generic,
+            false,
+            None,
+        );
+        assert_eq!(text, "  69. line 69\n  70. line 70");
+        // Without the old view going on under it, a changed row is the reply's.
+        let lines = ["logo", "", "new answer", "line 70"];
+        let text = render(
+            &recorded(&before, &lines),
+            &inputs,
+            1,
+            &generic,
+            false,
+            None,
+        );
+        assert_eq!(text, "new answer\nline 70");
     }
 
     #[test]
