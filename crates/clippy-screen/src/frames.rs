@@ -15,6 +15,8 @@ pub(crate) struct Frames {
     top: usize,
     /// The previous frame's rows.
     previous: Vec<String>,
+    /// Lines that moved down while the view stood still, pushed by rows drawn above them.
+    pushed_down: Vec<String>,
 }
 
 impl Frames {
@@ -50,6 +52,9 @@ impl Frames {
             rows.truncate(drawn.max(1));
         }
         let at = self.place(&rows);
+        if at == self.top && drawn.is_none() {
+            self.note_pushed_down(&rows);
+        }
         // When the frame scrolled, the rows above the first that lines up with the transcript
         // are a header drawn over it (Codex pins the question there): the transcript lines that
         // scrolled under them stay.
@@ -140,9 +145,28 @@ impl Frames {
         }
     }
 
-    /// The transcript, oldest line first.
-    pub(crate) fn into_lines(self) -> Vec<String> {
-        self.lines
+    /// Notes the rows of a frame that stood still which the previous frame had higher up, with
+    /// something else drawn where they were: a line the program keeps under what it is adding
+    /// (a reply streaming in above its `▣ Build · Model` trailer). Rows that stayed where they
+    /// were (an input box, a footer) and rows that scrolled with the view are not pushed.
+    fn note_pushed_down(&mut self, rows: &[String]) {
+        for (i, row) in rows.iter().enumerate() {
+            if row.trim().is_empty() || self.previous.get(i) == Some(row) {
+                continue;
+            }
+            let was_above = self
+                .previous
+                .get(..i)
+                .and_then(|above| above.iter().position(|p| p == row));
+            if was_above.is_some_and(|j| rows[j] != *row) && !self.pushed_down.contains(row) {
+                self.pushed_down.push(row.clone());
+            }
+        }
+    }
+
+    /// The transcript, oldest line first, and the lines that were pushed down meanwhile.
+    pub(crate) fn into_lines(self) -> (Vec<String>, Vec<String>) {
+        (self.lines, self.pushed_down)
     }
 }
 
@@ -162,9 +186,48 @@ mod tests {
         frames.sample(frame(&["b", "c one two", "d", "> ", "footer"]));
         frames.sample(frame(&["c one two", "d", "e", "> ", "footer 2"]));
         assert_eq!(
-            frames.into_lines(),
+            frames.into_lines().0,
             ["a", "b", "c one two", "d", "e", "> ", "footer 2"]
         );
+    }
+
+    #[test]
+    fn a_line_kept_under_text_streaming_in_above_it_is_pushed_down() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "┃ question",
+            "",
+            "▣ Build",
+            "",
+            "",
+            "",
+            "┃ >",
+            "footer ⬝■",
+        ]));
+        frames.sample(frame(&[
+            "┃ question",
+            "",
+            "one",
+            "",
+            "▣ Build",
+            "",
+            "┃ >",
+            "footer ■⬝",
+        ]));
+        frames.sample(frame(&[
+            "┃ question",
+            "",
+            "one",
+            "two",
+            "",
+            "▣ Build",
+            "┃ >",
+            "footer",
+        ]));
+        let (lines, pushed) = frames.into_lines();
+        assert_eq!(lines.last().map(String::as_str), Some("footer"));
+        // The input box and the footer stayed put; the reply's own lines were never lower down.
+        assert_eq!(pushed, ["▣ Build"]);
     }
 
     #[test]
@@ -184,7 +247,7 @@ mod tests {
             "> ",
         ]));
         assert_eq!(
-            frames.into_lines(),
+            frames.into_lines().0,
             ["header", "• Here is a table of shells:", "  bash", "> "]
         );
     }
@@ -195,7 +258,7 @@ mod tests {
         frames.sample(frame(&["reply", "> "]));
         frames.sample(frame(&["Allow this?", "1. Yes"]));
         assert_eq!(
-            frames.into_lines(),
+            frames.into_lines().0,
             ["reply", "> ", "Allow this?", "1. Yes"]
         );
     }
@@ -224,7 +287,7 @@ mod tests {
             "footer",
         ]));
         assert_eq!(
-            frames.into_lines(),
+            frames.into_lines().0,
             [
                 "one",
                 "two",
@@ -246,12 +309,12 @@ mod tests {
         // Scrolled by two rows, drawn down to the cursor on row 3: rows 3-5 still show the last
         // frame; the transcript has what is under row 2 of this one.
         frames.sample_partial(frame(&["3", "end", "", "end", "> q", "footer"]), 3);
-        assert_eq!(frames.into_lines(), ["1", "2", "3", "end", "", "footer"]);
+        assert_eq!(frames.into_lines().0, ["1", "2", "3", "end", "", "footer"]);
         // A whole frame is placed whole.
         let mut frames = Frames::default();
         frames.sample(frame(&["1", "2", "3", "> q"]));
         frames.sample_partial(frame(&["1", "2", "3 and more", "> q"]), 0);
-        assert_eq!(frames.into_lines(), ["1", "2", "3 and more", "> q"]);
+        assert_eq!(frames.into_lines().0, ["1", "2", "3 and more", "> q"]);
     }
 
     #[test]
@@ -271,7 +334,7 @@ mod tests {
         let mut want = frame(&["1", "2", "3", "4", "5", "6", "7", "8", "9. nine", "10"]);
         want.extend(frame(&["11", "12", "13"]));
         want.extend(foot.iter().map(|r| (*r).to_owned()));
-        assert_eq!(frames.into_lines(), want);
+        assert_eq!(frames.into_lines().0, want);
     }
 
     #[test]
@@ -281,7 +344,7 @@ mod tests {
         frames.sample(frame(&["› question", "2", "3", "4", "> "]));
         frames.sample(frame(&["› question", "3", "4", "5", "> "]));
         assert_eq!(
-            frames.into_lines(),
+            frames.into_lines().0,
             ["› question", "1", "2", "3", "4", "5", "> "]
         );
     }

@@ -140,6 +140,10 @@ pub struct Recorded {
     /// The screen's width when the recording ended (0: unknown), to tell a line a program
     /// wrapped itself at the edge from one it ended.
     pub cols: u16,
+    /// On the alternate screen, lines that moved down while the view stood still, pushed by
+    /// rows drawn above them: what a program keeps under the text it is adding (a status or
+    /// trailer line under a streaming reply). Empty otherwise.
+    pub pushed_down: Vec<String>,
 }
 
 /// The recording in progress.
@@ -528,12 +532,14 @@ impl Screen {
         let lost = self.history.first.saturating_sub(start);
         let start = start.max(self.history.first);
         if let Some(frames) = recording.frames.filter(|_| self.alternate()) {
+            let (lines, pushed_down) = frames.into_lines();
             return Recorded {
                 before: recording.before,
-                lines: frames.into_lines(),
+                lines,
                 alternate: true,
                 lost,
                 cols: self.size().0,
+                pushed_down,
             };
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
@@ -569,6 +575,7 @@ impl Screen {
             alternate: false,
             lost,
             cols: self.size().0,
+            pushed_down: Vec::new(),
         }
     }
 

@@ -97,8 +97,33 @@ pub(crate) fn render(
     if keys_typed && preset.redraws_live_lines() {
         drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
+    drop_trailer(&mut kept, &recorded.pushed_down);
     tidy(&kept)
 }
+
+/// Drops the agent's trailer from the foot of the text: the last lines that the agent kept
+/// under the reply while it streamed in above them (the screen saw them pushed down), as they
+/// are now or with more after them (OpenCode's `▣ Build · Model` becomes `▣ Build · Model ·
+/// 4.6s` when the reply ends). A rule is never one (a table's bottom border is pushed down by
+/// each row added above it), nor is a line shorter than [`MIN_TRAILER_CHARS`].
+fn drop_trailer(kept: &mut Vec<&str>, pushed_down: &[String]) {
+    let trailer = |line: &str| {
+        let line = line.trim();
+        !is_rule(line)
+            && pushed_down.iter().map(|p| p.trim()).any(|pushed| {
+                pushed.chars().count() >= MIN_TRAILER_CHARS && line.starts_with(pushed)
+            })
+    };
+    while let Some(last) = kept.iter().rposition(|line| !line.trim().is_empty()) {
+        if !trailer(kept[last]) {
+            break;
+        }
+        kept.truncate(last);
+    }
+}
+
+/// The shortest line taken for a trailer: a lone decoration (`┃`) is not one.
+const MIN_TRAILER_CHARS: usize = 4;
 
 /// Drops the rest of a chrome line the agent wrapped itself at the screen's edge (Claude Code's
 /// `⎿  Tip: …` over two rows, a status or hint line longer than the width): a line right under
@@ -521,6 +546,28 @@ mod tests {
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
         assert_eq!(render(&turn, &inputs, 1, &python, false, None), "2");
+    }
+
+    #[test]
+    fn a_trailer_the_reply_pushed_down_is_cut_from_its_foot_but_a_tables_border_stays() {
+        let generic = Preset::named("generic").expect("preset");
+        let inputs = ["q".to_owned()];
+        let mut turn = recorded(
+            &[],
+            &["┃ q", "", "one", "└──┴──┘", "", "▣ Build · Model · 4.6s"],
+        );
+        turn.pushed_down = vec!["└──┴──┘".to_owned(), "▣ Build · Model".to_owned()];
+        assert_eq!(
+            render(&turn, &inputs, 1, &generic, false, None),
+            "one\n└──┴──┘"
+        );
+        // A line pushed down that the reply's own text then follows is the reply's.
+        let mut turn = recorded(&[], &["┃ q", "", "▣ Build · Model", "one"]);
+        turn.pushed_down = vec!["▣ Build · Model".to_owned()];
+        assert_eq!(
+            render(&turn, &inputs, 1, &generic, false, None),
+            "▣ Build · Model\none"
+        );
     }
 
     #[test]
