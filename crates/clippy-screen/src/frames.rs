@@ -15,8 +15,14 @@ pub(crate) struct Frames {
     top: usize,
     /// The previous frame's rows.
     previous: Vec<String>,
-    /// Lines that moved down while the view stood still, pushed by rows drawn above them.
-    pushed_down: Vec<String>,
+    /// Lines the program kept under what it was adding (see [`Frames::note_kept_under`]).
+    kept_under: Vec<String>,
+    /// Lines that made blank room above themselves, with the rows of that room (see
+    /// [`Frames::confirm_room_filled`]).
+    room_made: Vec<(String, std::ops::Range<usize>)>,
+    /// Rows seen held in place under a scrolling view, with the first scroll (in rows) that
+    /// held them.
+    held: Vec<(String, usize)>,
 }
 
 impl Frames {
@@ -52,8 +58,8 @@ impl Frames {
             rows.truncate(drawn.max(1));
         }
         let at = self.place(&rows);
-        if at == self.top && drawn.is_none() {
-            self.note_pushed_down(&rows);
+        if drawn.is_none() {
+            self.note_kept_under(&rows, at.checked_sub(self.top).filter(|&by| by > 0));
         }
         // When the frame scrolled, the rows above the first that lines up with the transcript
         // are a header drawn over it (Codex pins the question there): the transcript lines that
@@ -145,28 +151,109 @@ impl Frames {
         }
     }
 
-    /// Notes the rows of a frame that stood still which the previous frame had higher up, with
-    /// something else drawn where they were: a line the program keeps under what it is adding
-    /// (a reply streaming in above its `▣ Build · Model` trailer). Rows that stayed where they
-    /// were (an input box, a footer) and rows that scrolled with the view are not pushed.
-    fn note_pushed_down(&mut self, rows: &[String]) {
+    /// Notes the lines the program keeps under what it is adding (a reply streaming in above
+    /// its `▣ Build · Model` trailer): in a frame that stood still, a row the previous frame had
+    /// higher up with something else drawn where it was and everything above that as it was
+    /// (pushed down by rows inserted above it); in a frame that `scrolled` forward by some rows,
+    /// a row that stayed where it was under rows that moved, in frames that scrolled by
+    /// different numbers of rows (held in place: a reply that repeats itself every few rows
+    /// matches itself when the view scrolls by that many, but not by two different numbers).
+    /// Input boxes and footers are held in place too; the text cuts them anyway.
+    fn note_kept_under(&mut self, rows: &[String], scrolled: Option<usize>) {
+        if scrolled.is_none() {
+            self.confirm_room_filled(rows);
+        }
+        let mut moved_above = false;
         for (i, row) in rows.iter().enumerate() {
-            if row.trim().is_empty() || self.previous.get(i) == Some(row) {
+            if row.trim().is_empty() {
                 continue;
             }
-            let was_above = self
-                .previous
-                .get(..i)
-                .and_then(|above| above.iter().position(|p| p == row));
-            if was_above.is_some_and(|j| rows[j] != *row) && !self.pushed_down.contains(row) {
-                self.pushed_down.push(row.clone());
+            let stayed = self.previous.get(i) == Some(row);
+            let kept = if let Some(by) = scrolled {
+                moved_above && stayed && self.held_again(row, by)
+            } else if stayed {
+                false
+            } else {
+                let was_at = self
+                    .previous
+                    .get(..i)
+                    .and_then(|above| above.iter().rposition(|p| p == row));
+                match was_at.and_then(|j| self.inserted_at(rows, j, i).map(|text| (j, text))) {
+                    Some((_, true)) => true,
+                    Some((j, false)) => {
+                        self.room_made.push((row.clone(), j..i));
+                        false
+                    }
+                    None => false,
+                }
+            };
+            moved_above |= !stayed;
+            if kept && !self.kept_under.contains(row) {
+                self.kept_under.push(row.clone());
             }
         }
     }
 
-    /// The transcript, oldest line first, and the lines that were pushed down meanwhile.
+    /// Whether `rows` are the previous frame with rows inserted from `at` to `to`, and whether
+    /// they hold text (`Some(false)`: blank room was made, to be filled). What was at `at` is
+    /// gone from there, every row above it with text stayed where it was, and there is one: a
+    /// view that moved down as a whole, a TUI repainting its transcript lower, inserted nothing,
+    /// nor does a reply that says again what an older one said.
+    fn inserted_at(&self, rows: &[String], at: usize, to: usize) -> Option<bool> {
+        let above = &self.previous[..at.min(self.previous.len())];
+        let inserted = self.previous.get(at) != rows.get(at)
+            && above.iter().any(|row| !row.trim().is_empty())
+            && above
+                .iter()
+                .enumerate()
+                .all(|(i, row)| row.trim().is_empty() || rows.get(i) == Some(row));
+        inserted.then(|| rows[at..to].iter().any(|row| !row.trim().is_empty()))
+    }
+
+    /// A line that made blank room above itself is kept under the text when that room is then
+    /// filled with text while the line stays where it went (as it was or with more after it:
+    /// OpenCode opens two rows above its trailer, then writes the reply there and the time
+    /// behind the trailer). A blank line opened between two paragraphs of a reply as its
+    /// markdown is laid out again is never filled: the paragraph under it is not kept under.
+    fn confirm_room_filled(&mut self, rows: &[String]) {
+        let previous = &self.previous;
+        let (filled, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.room_made)
+            .into_iter()
+            .partition(|(line, room): &(String, std::ops::Range<usize>)| {
+                rows.get(room.end)
+                    .is_some_and(|row| row.starts_with(line.as_str()))
+                    && room.clone().any(|k| {
+                        previous.get(k).is_some_and(|p| p.trim().is_empty())
+                            && rows.get(k).is_some_and(|r| !r.trim().is_empty())
+                    })
+            });
+        // Room not filled by this frame is forgotten once the line moved on.
+        self.room_made = waiting
+            .into_iter()
+            .filter(|(line, room)| rows.get(room.end) == Some(line))
+            .collect();
+        for (line, _) in filled {
+            if !self.kept_under.contains(&line) {
+                self.kept_under.push(line);
+            }
+        }
+    }
+
+    /// Notes a frame that scrolled `by` rows holding `row` in place; whether another one held it
+    /// while scrolling by a different number of rows.
+    fn held_again(&mut self, row: &str, by: usize) -> bool {
+        match self.held.iter().find(|(held, _)| held == row) {
+            Some(&(_, first)) => first != by,
+            None => {
+                self.held.push((row.to_owned(), by));
+                false
+            }
+        }
+    }
+
+    /// The transcript, oldest line first, and the lines kept under it meanwhile.
     pub(crate) fn into_lines(self) -> (Vec<String>, Vec<String>) {
-        (self.lines, self.pushed_down)
+        (self.lines, self.kept_under)
     }
 }
 
@@ -192,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn a_line_kept_under_text_streaming_in_above_it_is_pushed_down() {
+    fn a_line_kept_under_text_streaming_in_above_it_is_the_programs() {
         let mut frames = Frames::default();
         frames.sample(frame(&[
             "┃ question",
@@ -228,6 +315,52 @@ mod tests {
         assert_eq!(lines.last().map(String::as_str), Some("footer"));
         // The input box and the footer stayed put; the reply's own lines were never lower down.
         assert_eq!(pushed, ["▣ Build"]);
+    }
+
+    #[test]
+    fn a_view_moved_down_as_a_whole_or_a_blank_line_opened_pushes_nothing_down() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["› q", "• answer", "last line", "", "› "]));
+        frames.sample(frame(&["header", "", "› q", "• answer", "› "]));
+        assert!(frames.into_lines().1.is_empty());
+        let mut frames = Frames::default();
+        frames.sample(frame(&["› q", "• list", "  3. c", "  after", "", "› "]));
+        frames.sample(frame(&["› q", "• list", "  3. c", "", "  after", "› "]));
+        assert!(frames.into_lines().1.is_empty());
+        // The same answer again, under the first one still on screen.
+        let mut frames = Frames::default();
+        frames.sample(frame(&["› q", "• same", "› q", "• sa", "", "› "]));
+        frames.sample(frame(&["› q", "• same", "› q", "", "• same", "› "]));
+        assert!(frames.into_lines().1.is_empty());
+    }
+
+    #[test]
+    fn a_line_that_makes_room_above_itself_for_the_reply_is_the_programs() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["┃ q", "", "▣ Build", "", "", "┃ >"]));
+        frames.sample(frame(&["┃ q", "", "", "", "▣ Build", "┃ >"]));
+        frames.sample(frame(&["┃ q", "", "Paris.", "", "▣ Build · 5.5s", "┃ >"]));
+        assert_eq!(frames.into_lines().1, ["▣ Build"]);
+    }
+
+    #[test]
+    fn a_line_held_in_place_under_a_scrolling_reply_is_the_programs() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["a", "b", "c", "d", "▣ Build", "┃ >"]));
+        frames.sample(frame(&["b", "c", "d", "e", "▣ Build", "┃ >"]));
+        frames.sample(frame(&["d", "e", "f", "g", "▣ Build", "┃ >"]));
+        let (lines, kept) = frames.into_lines();
+        assert_eq!(lines, ["a", "b", "c", "d", "e", "f", "g", "▣ Build", "┃ >"]);
+        assert_eq!(kept, ["▣ Build", "┃ >"]);
+        // A reply that repeats itself every two rows, scrolled two rows at a time, holds its
+        // own lines in place: that is not enough.
+        let mut repeating = Frames::default();
+        repeating.sample(frame(&["q", "x", "ok", "x", "ok", "┃ >"]));
+        repeating.sample(frame(&["x", "ok", "x", "ok", "x", "┃ >"]));
+        repeating.sample(frame(&["x", "ok", "x", "ok", "x", "┃ >"]));
+        repeating.sample(frame(&["ok", "x", "ok", "x", "ok", "┃ >"]));
+        repeating.sample(frame(&["x", "ok", "x", "ok", "x", "┃ >"]));
+        assert!(!repeating.into_lines().1.contains(&"ok".to_owned()));
     }
 
     #[test]

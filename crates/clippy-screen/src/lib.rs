@@ -140,10 +140,11 @@ pub struct Recorded {
     /// The screen's width when the recording ended (0: unknown), to tell a line a program
     /// wrapped itself at the edge from one it ended.
     pub cols: u16,
-    /// On the alternate screen, lines that moved down while the view stood still, pushed by
-    /// rows drawn above them: what a program keeps under the text it is adding (a status or
-    /// trailer line under a streaming reply). Empty otherwise.
-    pub pushed_down: Vec<String>,
+    /// On the alternate screen, the lines a program kept under the text it was adding (a
+    /// status or trailer line under a streaming reply): pushed down by rows drawn above them
+    /// while the view stood still, or held in place while the view scrolled above them. Empty
+    /// otherwise.
+    pub kept_under: Vec<String>,
 }
 
 /// The recording in progress.
@@ -532,14 +533,14 @@ impl Screen {
         let lost = self.history.first.saturating_sub(start);
         let start = start.max(self.history.first);
         if let Some(frames) = recording.frames.filter(|_| self.alternate()) {
-            let (lines, pushed_down) = frames.into_lines();
+            let (lines, kept_under) = frames.into_lines();
             return Recorded {
                 before: recording.before,
                 lines,
                 alternate: true,
                 lost,
                 cols: self.size().0,
-                pushed_down,
+                kept_under,
             };
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
@@ -575,7 +576,7 @@ impl Screen {
             alternate: false,
             lost,
             cols: self.size().0,
-            pushed_down: Vec::new(),
+            kept_under: Vec::new(),
         }
     }
 

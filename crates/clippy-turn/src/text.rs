@@ -97,22 +97,23 @@ pub(crate) fn render(
     if keys_typed && preset.redraws_live_lines() {
         drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
-    drop_trailer(&mut kept, &recorded.pushed_down);
+    drop_trailer(&mut kept, &recorded.kept_under);
     tidy(&kept)
 }
 
 /// Drops the agent's trailer from the foot of the text: the last lines that the agent kept
-/// under the reply while it streamed in above them (the screen saw them pushed down), as they
+/// under the reply while it streamed in above them (pushed down or held in place), as they
 /// are now or with more after them (OpenCode's `▣ Build · Model` becomes `▣ Build · Model ·
 /// 4.6s` when the reply ends). A rule is never one (a table's bottom border is pushed down by
 /// each row added above it), nor is a line shorter than [`MIN_TRAILER_CHARS`].
-fn drop_trailer(kept: &mut Vec<&str>, pushed_down: &[String]) {
+fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String]) {
     let trailer = |line: &str| {
         let line = line.trim();
         !is_rule(line)
-            && pushed_down.iter().map(|p| p.trim()).any(|pushed| {
-                pushed.chars().count() >= MIN_TRAILER_CHARS && line.starts_with(pushed)
-            })
+            && kept_under
+                .iter()
+                .map(|under| under.trim())
+                .any(|under| under.chars().count() >= MIN_TRAILER_CHARS && line.starts_with(under))
     };
     while let Some(last) = kept.iter().rposition(|line| !line.trim().is_empty()) {
         if !trailer(kept[last]) {
@@ -320,11 +321,19 @@ fn after_the_echo(lines: &[String], inputs: &[String]) -> Option<usize> {
 fn echo_block(lines: &[String], at: usize, input: &str) -> Option<usize> {
     let line = lines[at].trim_matches(|c: char| c.is_whitespace() || BORDERS.contains(c));
     let first = input.chars().next()?;
+    // A box's border is a decoration of its own (OpenCode's `┃  question`).
+    let boxed = lines[at]
+        .trim_start()
+        .starts_with(|c: char| BORDERS.contains(c));
     // Cheap first: the head begins as the input does, or with a placeholder.
-    let mut heads = behind_decoration(line).filter(|head| {
-        let head = head.trim_start();
-        head.starts_with(first) || head.starts_with('[')
-    });
+    let mut heads = boxed
+        .then_some(line)
+        .into_iter()
+        .chain(behind_decoration(line))
+        .filter(|head| {
+            let head = head.trim_start();
+            head.starts_with(first) || head.starts_with('[')
+        });
     heads.find_map(|head| {
         let mut echo = without_blanks(head);
         let mut end = match echo_matches(&echo, input)? {
@@ -549,25 +558,43 @@ mod tests {
     }
 
     #[test]
-    fn a_trailer_the_reply_pushed_down_is_cut_from_its_foot_but_a_tables_border_stays() {
+    fn a_trailer_the_reply_kept_under_is_cut_from_its_foot_but_a_tables_border_stays() {
         let generic = Preset::named("generic").expect("preset");
         let inputs = ["q".to_owned()];
         let mut turn = recorded(
             &[],
             &["┃ q", "", "one", "└──┴──┘", "", "▣ Build · Model · 4.6s"],
         );
-        turn.pushed_down = vec!["└──┴──┘".to_owned(), "▣ Build · Model".to_owned()];
+        turn.kept_under = vec!["└──┴──┘".to_owned(), "▣ Build · Model".to_owned()];
         assert_eq!(
             render(&turn, &inputs, 1, &generic, false, None),
             "one\n└──┴──┘"
         );
         // A line pushed down that the reply's own text then follows is the reply's.
         let mut turn = recorded(&[], &["┃ q", "", "▣ Build · Model", "one"]);
-        turn.pushed_down = vec!["▣ Build · Model".to_owned()];
+        turn.kept_under = vec!["▣ Build · Model".to_owned()];
         assert_eq!(
             render(&turn, &inputs, 1, &generic, false, None),
             "▣ Build · Model\none"
         );
+    }
+
+    #[test]
+    fn an_echo_behind_a_boxs_border_alone_starts_the_reply() {
+        // OpenCode: each question in a box of its own, the old ones still on screen, and a
+        // frame that showed the old exchange twice.
+        let generic = Preset::named("generic").expect("preset");
+        let inputs = ["what is the largest planet".to_owned()];
+        let old = ["  ┃  what is the capital", "", "     Paris.", ""];
+        let mut lines: Vec<&str> = old.iter().chain(&old).copied().collect();
+        lines.extend([
+            "  ┃  what is the largest planet",
+            "  ┃",
+            "",
+            "     Jupiter.",
+        ]);
+        let text = render(&recorded(&old, &lines), &inputs, 1, &generic, false, None);
+        assert_eq!(text, "     Jupiter.");
     }
 
     #[test]
