@@ -170,7 +170,13 @@ impl Frames {
             }
             let stayed = self.previous.get(i) == Some(row);
             let kept = if let Some(by) = scrolled {
-                moved_above && stayed && self.held_again(row, by)
+                let held = moved_above && stayed;
+                let again = held && self.held_again(row, by);
+                if held && !again {
+                    // Held once: the rows the scroll opened above it may be filled next.
+                    self.room_made.push((row.clone(), i.saturating_sub(by)..i));
+                }
+                again
             } else if stayed {
                 false
             } else {
@@ -210,8 +216,9 @@ impl Frames {
         inserted.then(|| rows[at..to].iter().any(|row| !row.trim().is_empty()))
     }
 
-    /// A line that made blank room above itself is kept under the text when that room is then
-    /// filled with text while the line stays where it went (as it was or with more after it:
+    /// A line that made blank room above itself (or was held in place while the view scrolled
+    /// room open above it) is kept under the text when that room is then filled with text while
+    /// the line stays where it went (as it was or with more after it:
     /// OpenCode opens two rows above its trailer, then writes the reply there and the time
     /// behind the trailer). A blank line opened between two paragraphs of a reply as its
     /// markdown is laid out again is never filled: the paragraph under it is not kept under.
@@ -341,6 +348,17 @@ mod tests {
         frames.sample(frame(&["┃ q", "", "", "", "▣ Build", "┃ >"]));
         frames.sample(frame(&["┃ q", "", "Paris.", "", "▣ Build · 5.5s", "┃ >"]));
         assert_eq!(frames.into_lines().1, ["▣ Build"]);
+    }
+
+    #[test]
+    fn a_line_held_in_place_once_then_filled_above_is_the_programs() {
+        let mut frames = Frames::default();
+        frames.sample(frame(&["a", "b", "c", "d", "┃ >"]));
+        frames.sample(frame(&["c", "d", "┃ q", "▣ Build", "┃ >"]));
+        frames.sample(frame(&["d", "┃ q", "", "▣ Build", "┃ >"]));
+        frames.sample(frame(&["d", "┃ q", "Paris.", "▣ Build · 1.8s", "┃ >"]));
+        // (The input box under it was held too; the text cuts it anyway.)
+        assert!(frames.into_lines().1.contains(&"▣ Build".to_owned()));
     }
 
     #[test]
