@@ -14,7 +14,7 @@ use clippy_registry::{CLIPBOARD_SINK, SinkError};
 use mio::Waker;
 
 use crate::server::{FileDone, run_delivery_worker};
-use crate::state::ConnId;
+use clippy_broker_core::ConnId;
 
 /// One clipboard delivery.
 struct Job {

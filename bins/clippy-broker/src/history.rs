@@ -21,7 +21,7 @@ use clippy_proto::{
 use mio::Waker;
 
 use crate::log::Level;
-use crate::state::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
+use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);

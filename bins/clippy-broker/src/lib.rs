@@ -7,7 +7,8 @@
 //!
 //! The crate is layered so that the rules can be tested without sockets:
 //!
-//! - [`state`]: the pure state machine — messages in, [`state::Action`]s out; no I/O, no clock.
+//! - `clippy-broker-core` (a crate of its own): the pure state machine — messages in,
+//!   [`Action`](clippy_broker_core::Action)s out; no event loop, no SQLite, no clock.
 //! - [`server`]: the mio event loop that carries those actions out: accept (with the SO_PEERCRED
 //!   check), framing, bounded output queues, the file-sink worker, signals.
 //! - [`startup`]: the runtime folder, the lock, "already running" and stale sockets, binding.
@@ -27,15 +28,14 @@ pub mod history;
 pub mod log;
 pub mod server;
 pub mod startup;
-pub mod state;
 
+use clippy_broker_core::State;
 use clippy_pty::{Signal, SignalPipe};
 use clippy_registry::RegistryConfig;
 
 pub use error::BrokerError;
 use log::{Level, Logger};
 use server::{Server, ServerConfig};
-use state::State;
 
 /// Largest `--max-turn-bytes`: a turn's content plus its metadata must fit one 16 MiB frame.
 pub const MAX_TURN_BYTES_LIMIT: usize = 15 * 1024 * 1024;

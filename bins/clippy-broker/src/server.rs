@@ -37,7 +37,7 @@ use crate::error::BrokerError;
 use crate::history::{self, Backlog, HistoryOutput};
 use crate::log::{Level, Logger};
 use crate::startup::remove_socket;
-use crate::state::{Action, ConnId, Delivery, HistoryJob, HistoryRecord, State};
+use clippy_broker_core::{Action, ConnId, Delivery, HistoryJob, HistoryRecord, State};
 
 const LISTENER: Token = Token(0);
 const SIGNALS: Token = Token(1);

@@ -493,7 +493,7 @@ fn a_hello_with_another_version_is_refused_and_closed() {
 #[test]
 fn a_connection_that_never_says_hello_is_closed_after_the_deadline() {
     let broker = Broker::start(&[]);
-    let deadline = Duration::from_millis(clippy_broker::state::HELLO_TIMEOUT_MS);
+    let deadline = Duration::from_millis(clippy_broker_core::HELLO_TIMEOUT_MS);
     let started = Instant::now();
     let mut silent = Raw::connect(&broker.socket);
     // Meanwhile a client that said hello is served, and stays.

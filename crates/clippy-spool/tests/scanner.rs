@@ -2,7 +2,9 @@
 
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
-use clippy_spool::{MAX_MATCH_BYTES, Pattern, Scanner, SpoolError, read};
+use clippy_spool::{
+    DiskSpoolFiles, MAX_MATCH_BYTES, Pattern, Scanner, SpoolError, SpoolFiles, read,
+};
 use proptest::prelude::*;
 
 /// The stripped text of spool bytes, computed independently of the scanner: escape sequences
@@ -203,5 +205,44 @@ fn reads_by_cursor() {
         read(&dir.join("missing"), 0, 1),
         Err(SpoolError::Read { .. })
     ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The broker's reader: fills what it is asked for until the end, keeps each spool open until
+/// told to forget it (a spool stays readable while its session lives), and never opens one
+/// through a symlink.
+#[test]
+fn disk_spool_files_read_kept_open_and_refuse_symlinks() {
+    let dir = std::env::temp_dir().join(format!("clippy-spool-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("output.spool");
+    std::fs::write(&path, b"0123456789").unwrap();
+    let mut files = DiskSpoolFiles::default();
+    let mut buf = [0; 4];
+    assert_eq!(files.read_full(&path, 2, &mut buf).unwrap(), 4);
+    assert_eq!(&buf, b"2345");
+    assert_eq!(
+        files.read_full(&path, 8, &mut buf).unwrap(),
+        2,
+        "short at the end"
+    );
+    assert_eq!(&buf[..2], b"89");
+    assert_eq!(files.read_full(&path, 10, &mut buf).unwrap(), 0);
+
+    // Open until forgotten: the same file is read after its name is gone.
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(files.read_full(&path, 0, &mut buf).unwrap(), 4);
+    assert_eq!(&buf, b"0123");
+    files.forget(&path);
+    assert_eq!(
+        files.read_full(&path, 0, &mut buf).unwrap_err().kind(),
+        std::io::ErrorKind::NotFound
+    );
+
+    let target = dir.join("elsewhere");
+    std::fs::write(&target, b"secret").unwrap();
+    std::os::unix::fs::symlink(&target, &path).unwrap();
+    let refused = files.read_full(&path, 0, &mut buf).unwrap_err();
+    assert_eq!(refused.raw_os_error(), Some(nix::libc::ELOOP), "{refused}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

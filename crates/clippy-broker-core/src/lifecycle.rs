@@ -19,10 +19,9 @@
 use clippy_proto::{ErrorReason, Message, Mode, Progress, SessionExit, SessionInfo, SessionState};
 
 use super::{
-    Action, ConnId, DEPARTED_MEMORY, MAX_CANDIDATES, Outcome, Refusal, State, refuse,
+    Action, ConnId, DEPARTED_MEMORY, Level, MAX_CANDIDATES, Outcome, Refusal, State, refuse,
     spool_ops::{DEFAULT_WAIT_MS, MAX_WAIT_MS},
 };
-use crate::log::Level;
 
 /// How a session's command ended, as its wrapper said in `deregister` (nothing when its
 /// connection just closed).
@@ -508,8 +507,8 @@ mod tests {
     use clippy_registry::RegistryConfig;
 
     use super::*;
-    use crate::state::spool_ops::tests::MemSpools;
-    use crate::state::tests::{NOW, connect, info, refused, report, req, sent_to, wrapper};
+    use crate::spool_ops::tests::MemSpools;
+    use crate::tests::{NOW, connect, info, refused, report, req, sent_to, wrapper};
 
     /// A broker with a client (connection 1) and no session; sessions come as the test says.
     struct World {

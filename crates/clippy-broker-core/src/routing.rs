@@ -814,8 +814,8 @@ mod tests {
     use clippy_proto::{Progress, Role, TurnData};
 
     use super::*;
-    use crate::state::ConnId;
-    use crate::state::tests::{NOW, connect, refused, report, req, sent_to, state, wrapper};
+    use crate::ConnId;
+    use crate::tests::{NOW, connect, refused, report, req, sent_to, state, wrapper};
 
     #[test]
     fn templates_replace_known_placeholders_once() {
@@ -894,7 +894,7 @@ mod tests {
                 Message::TurnCompleted {
                     id: 3,
                     session: "a".into(),
-                    turn: crate::state::tests::turn_data(self.seq, content),
+                    turn: crate::tests::turn_data(self.seq, content),
                 },
                 NOW,
             );
@@ -1410,7 +1410,7 @@ mod tests {
         pair.seq += 1;
         let turn = TurnData {
             message: Some("**42**".into()),
-            ..crate::state::tests::turn_data(pair.seq, "\u{1b}[1m42\u{1b}[0m")
+            ..crate::tests::turn_data(pair.seq, "\u{1b}[1m42\u{1b}[0m")
         };
         let actions = pair.st.handle(
             pair.a,

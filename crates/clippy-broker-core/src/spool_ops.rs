@@ -13,14 +13,12 @@
 //! order the broker decides it, and the broker decides one thing at a time: an `expect_send`'s
 //! match and its send come out of the same step, so nothing can be written in between.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use clippy_proto::{ErrorReason, EventRecord, Message, Mode, PatternKind, Progress, SessionState};
 use clippy_spool::{Pattern, Scanner};
 
-use super::{Action, ConnId, Outcome, Refusal, State, refuse};
-use crate::log::Level;
+use super::{Action, ConnId, Level, Outcome, Refusal, State, refuse};
 
 /// Default wait, when a request gives none.
 pub const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -40,48 +38,6 @@ const SCAN_CHUNK: usize = 1024 * 1024;
 const SCAN_BUDGET: usize = 8 * 1024 * 1024;
 /// The most of a prompt line quoted as its `match_text`.
 const PROMPT_TEXT_BYTES: usize = 4096;
-
-/// How the state machine reads spool files: the one piece of I/O it does, behind a trait so the
-/// rules are tested on in-memory spools.
-pub trait SpoolFiles: Send + std::fmt::Debug {
-    /// Reads up to `buf.len()` bytes of the spool at `path` from byte `offset`; `Ok(0)` at the
-    /// end.
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be opened or read.
-    fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
-
-    /// The session whose spool is `path` is gone: close whatever is kept open for it.
-    fn forget(&mut self, path: &Path);
-}
-
-/// Spool files on disk, each opened once (read-only, not through a symlink) and kept open while
-/// its session lives.
-#[derive(Debug, Default)]
-pub struct DiskSpoolFiles {
-    open: std::collections::HashMap<PathBuf, std::fs::File>,
-}
-
-impl SpoolFiles for DiskSpoolFiles {
-    fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::{FileExt, OpenOptionsExt};
-        let file = match self.open.entry(path.to_owned()) {
-            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
-            std::collections::hash_map::Entry::Vacant(entry) => entry.insert(
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(nix::libc::O_NOFOLLOW)
-                    .open(path)?,
-            ),
-        };
-        file.read_at(buf, offset)
-    }
-
-    fn forget(&mut self, path: &Path) {
-        self.open.remove(path);
-    }
-}
 
 /// What the broker knows of a session beyond its registration.
 #[derive(Debug, Default)]
@@ -1011,29 +967,18 @@ impl State {
         &mut self,
         session: &str,
         path: &Path,
-        mut offset: u64,
+        offset: u64,
         buf: &mut [u8],
     ) -> Result<usize, Refusal> {
-        let mut filled = 0;
-        while filled < buf.len() {
-            match self.spool_files.read_at(path, offset, &mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    filled += n;
-                    offset += n as u64;
-                }
-                Err(e) => {
-                    return Err(refuse(
-                        ErrorReason::SpoolUnavailable,
-                        format!(
-                            "cannot read session {session}'s spool {}: {e}",
-                            path.display()
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(filled)
+        self.spool_files.read_full(path, offset, buf).map_err(|e| {
+            refuse(
+                ErrorReason::SpoolUnavailable,
+                format!(
+                    "cannot read session {session}'s spool {}: {e}",
+                    path.display()
+                ),
+            )
+        })
     }
 
     /// The prompt's first line of text, for a prompt wait's `match_text` ("" if unreadable).
@@ -1115,6 +1060,7 @@ fn disconnected_error(waiter: &Waiter) -> Message {
 #[cfg(test)]
 pub(super) mod tests {
     use std::collections::HashMap;
+    use std::io;
     use std::sync::{Arc, Mutex};
 
     use clippy_config::DEFAULT_SUBMIT_DELAY_MS;
@@ -1122,16 +1068,12 @@ pub(super) mod tests {
     use clippy_registry::{RegistryConfig, SinkError};
 
     use super::*;
-    use crate::state::Delivery;
-    use crate::state::tests::{
-        NOW, connect, delivery, info, refused, report, req, sent_to, wrapper,
-    };
+    use crate::tests::{NOW, connect, delivery, info, refused, report, req, sent_to, wrapper};
+    use crate::{Delivery, SpoolFiles};
 
     /// In-memory spools, shared with the test so it can append while the state reads.
     #[derive(Debug, Default, Clone)]
-    pub(in crate::state) struct MemSpools(
-        pub(in crate::state) Arc<Mutex<HashMap<PathBuf, Vec<u8>>>>,
-    );
+    pub(crate) struct MemSpools(pub(crate) Arc<Mutex<HashMap<PathBuf, Vec<u8>>>>);
 
     impl SpoolFiles for MemSpools {
         fn read_at(&mut self, path: &Path, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -1732,7 +1674,7 @@ pub(super) mod tests {
             Message::TurnCompleted {
                 id: 3,
                 session: "s1".into(),
-                turn: crate::state::tests::turn_data(1, "a b\n"),
+                turn: crate::tests::turn_data(1, "a b\n"),
             },
             NOW,
         );
@@ -1767,7 +1709,7 @@ pub(super) mod tests {
             Message::TurnCompleted {
                 id: 3,
                 session: "s1".into(),
-                turn: crate::state::tests::turn_data(1, "a b\n"),
+                turn: crate::tests::turn_data(1, "a b\n"),
             },
             NOW,
         );

@@ -341,8 +341,8 @@ impl State {
 mod tests {
     use clippy_proto::{Format, Message, Role, SessionInfo};
 
-    use super::super::tests::{NOW, connect, info, refused, sent_to, state, turn_data, wrapper};
     use super::*;
+    use crate::tests::{NOW, connect, info, refused, sent_to, state, turn_data, wrapper};
 
     fn jobs(actions: &[Action]) -> Vec<HistoryJob> {
         actions

@@ -11,8 +11,7 @@
 
 use clippy_proto::{EventRecord, WaitingState};
 
-use super::{Action, State};
-use crate::log::Level;
+use super::{Action, Level, State};
 
 /// The most of a tool's input (compact JSON) a `session.waiting` event carries: events are kept
 /// in a history thousands long, and a tool's input may be a whole file. A longer input is cut at
@@ -113,7 +112,7 @@ mod tests {
     use clippy_proto::{ErrorReason, HookStats, Message, Mode, Progress, Role, SessionState};
 
     use super::*;
-    use crate::state::tests::{NOW, connect, req, state, wrapper};
+    use crate::tests::{NOW, connect, req, state, wrapper};
 
     /// Session `s1` (named `coder`, wrapper connection 1) and a client (connection 2).
     struct Fixture {
@@ -355,7 +354,7 @@ mod tests {
                 conn,
                 Message::Register {
                     id: 2,
-                    session: crate::state::tests::info("s1", None, false),
+                    session: crate::tests::info("s1", None, false),
                     progress: Some(progress.clone()),
                 },
             )

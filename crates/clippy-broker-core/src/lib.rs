@@ -1,16 +1,24 @@
-//! The broker's request handling: a pure state machine.
+//! `clippy-broker-core`: the broker's request handling, a pure state machine.
 //!
 //! [`State`] owns the session table, the turn [`Registry`] and the [`RelayBuffer`]; it knows
-//! connections only by [`ConnId`] and never touches a socket, a file or a clock. Every input —
+//! connections only by [`ConnId`] and never touches a socket or a clock. Every input —
 //! a connection opened, a decoded message, a frame that did not decode, a connection gone, a
 //! delivery finished — returns the [`Action`]s the I/O layer must carry out: send a message,
-//! close a connection, deliver to a sink, log a line. So every rule of CONTRACTS/BROKER.md is
-//! unit-tested here without sockets, and the event loop (`server.rs`) stays mechanical.
+//! close a connection, deliver to a sink, log a line, give a job to the history store. So every
+//! rule of CONTRACTS/BROKER.md is unit-tested here without sockets, and the broker's event loop
+//! (`bins/clippy-broker`, with mio) stays mechanical.
 //!
 //! Deliveries are actions rather than direct effects because their outcome is decided outside:
 //! a file write can fail (and may block, so it runs off the event loop), and an injection fails
 //! when the target wrapper's output queue is over its bound. The I/O layer reports the outcome
-//! with [`State::delivery_finished`], which produces the reply.
+//! with [`State::delivery_finished`], which produces the reply. What history records is a
+//! [`HistoryJob`] action: the store (SQLite) lives in the binary's history thread.
+//!
+//! The one thing the state machine reads itself is a session's spool, for reads and waits, and
+//! only through [`SpoolFiles`] (`clippy_spool::DiskSpoolFiles` on disk, in-memory spools in the
+//! tests). The crate depends on no I/O crate: no event loop, no SQLite, no X11.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -26,23 +34,24 @@ use clippy_registry::{
     RelayBuffer, SinkError, TurnId, TurnMeta, TurnRecord, inject_payload,
 };
 
-use crate::log::Level;
 use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
+use clippy_spool::DiskSpoolFiles;
 
 mod events;
 mod history;
 mod hooks;
+mod level;
 mod lifecycle;
 mod routing;
 mod screen;
 mod spool_ops;
 
 pub use history::{HistoryJob, Query as HistoryQuery, Record as HistoryRecord};
+pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
 
-pub use spool_ops::{
-    DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, DiskSpoolFiles, MAX_READ_BYTES, MAX_WAIT_MS, SpoolFiles,
-};
+pub use clippy_spool::SpoolFiles;
+pub use spool_ops::{DEFAULT_END_WAIT_MS, DEFAULT_WAIT_MS, MAX_READ_BYTES, MAX_WAIT_MS};
 
 /// How many ended sessions are remembered, to say "it ended" (and how) rather than "never heard
 /// of it".
@@ -177,6 +186,45 @@ struct ConnEntry {
 }
 
 /// The broker's state: sessions, their turns, the relay buffer, the live connections.
+///
+/// Fed connections, decoded messages and the time; answers with the [`Action`]s to carry out.
+///
+/// ```
+/// use clippy_broker_core::{Action, ConnId, State};
+/// use clippy_proto::{Message, PROTOCOL_VERSION, Role};
+/// use clippy_registry::RegistryConfig;
+///
+/// // What is sent to `conn`, leaving out the log lines.
+/// fn sent(actions: Vec<Action>, conn: ConnId) -> Vec<Message> {
+///     actions
+///         .into_iter()
+///         .filter_map(|action| match action {
+///             Action::Send(to, message) if to == conn => Some(message),
+///             _ => None,
+///         })
+///         .collect()
+/// }
+///
+/// let now = 1_700_000_000_000; // Unix milliseconds, passed in: the state has no clock.
+/// let mut state = State::new(RegistryConfig { ring_depth: 8, max_turn_bytes: 4096 })?;
+/// let client = ConnId(1);
+/// state.connection_opened_at(client, true, now);
+/// let hello = Message::Hello { id: 1, version: PROTOCOL_VERSION, role: Role::Client };
+/// assert_eq!(
+///     sent(state.handle(client, hello, now), client),
+///     [Message::HelloAck { id: 1, version: PROTOCOL_VERSION }]
+/// );
+/// assert_eq!(
+///     sent(state.handle(client, Message::ListSessions { id: 2 }, now), client),
+///     [Message::Sessions { id: 2, sessions: Vec::new() }]
+/// );
+/// // A client that never says `hello` is closed once its deadline has passed.
+/// let silent = ConnId(2);
+/// state.connection_opened_at(silent, true, now);
+/// let later = now + clippy_broker_core::HELLO_TIMEOUT_MS;
+/// assert!(state.expire(later).contains(&Action::Close(silent)));
+/// # Ok::<(), clippy_registry::RegistryError>(())
+/// ```
 #[derive(Debug)]
 pub struct State {
     registry: Registry,

@@ -323,7 +323,7 @@ mod tests {
 
     use clippy_proto::Role;
 
-    use crate::state::tests::{NOW, connect, report, req, sent_to, state, wrapper};
+    use crate::tests::{NOW, connect, report, req, sent_to, state, wrapper};
 
     /// A state whose history holds `count` events (a registration, a turn, captures) and
     /// keeps at most `capacity`; the wrapper and a client.

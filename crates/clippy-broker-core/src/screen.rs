@@ -95,7 +95,7 @@ mod tests {
     use clippy_proto::{ErrorReason, Role};
 
     use super::*;
-    use crate::state::tests::{NOW, connect, refused, req, sent_to, state, wrapper};
+    use crate::tests::{NOW, connect, refused, req, sent_to, state, wrapper};
 
     /// Whether `message` is an `error` reply of `reason` (without a resume cursor).
     fn is_error(message: &Message, reason: ErrorReason) -> bool {
