@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use clippy_broker::state::{Action, ConnId, State};
+use clippy_broker_core::{Action, ConnId, State};
 use clippy_proto::{Message, PROTOCOL_VERSION, Role, decode};
 use clippy_registry::RegistryConfig;
 use libfuzzer_sys::fuzz_target;

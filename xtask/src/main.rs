@@ -2,7 +2,8 @@
 //!
 //! - `ci` — format check, clippy, tests, then a fuzz smoke run (skipped, saying so, when
 //!   `cargo +nightly fuzz` is not installed). Stops at the first failing step with its exit code.
-//! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20).
+//! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20): those
+//!   of `fuzz/` (the pure cores), then those of `fuzz/store/` (the SQLite history store).
 //! - `bench [CRITERION ARGS…]` — the criterion bench (`cargo bench -p clippy-benches --bench
 //!   detector`), then the wrapper bench (`--bench wrapper`: throughput and keystroke latency of
 //!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
@@ -213,7 +214,11 @@ fn have_cargo_fuzz(fuzz_dir: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The fuzz targets: `fuzz/fuzz_targets/*.rs`, by name.
+/// The fuzz packages, each its own Cargo workspace under the root: `fuzz/` links the pure cores
+/// only; `fuzz/store/` is the history store's, the one that links SQLite.
+const FUZZ_PACKAGES: [&str; 2] = ["fuzz", "fuzz/store"];
+
+/// A fuzz package's targets: `<package>/fuzz_targets/*.rs`, by name.
 fn fuzz_targets(fuzz_dir: &Path) -> Result<Vec<String>> {
     let dir = fuzz_dir.join("fuzz_targets");
     let entries = std::fs::read_dir(&dir)
@@ -228,11 +233,11 @@ fn fuzz_targets(fuzz_dir: &Path) -> Result<Vec<String>> {
     Ok(targets)
 }
 
-/// Runs every fuzz target for `secs` seconds. Without cargo-fuzz this is an error when asked
-/// for directly (`required`) and a clearly reported skip inside `ci`.
+/// Runs every fuzz target of every fuzz package for `secs` seconds. Without cargo-fuzz this is
+/// an error when asked for directly (`required`) and a clearly reported skip inside `ci`.
 fn fuzz(secs: u64, required: bool) -> Result {
-    let fuzz_dir = root().join("fuzz");
-    if !have_cargo_fuzz(&fuzz_dir) {
+    let root = root();
+    if !have_cargo_fuzz(&root.join("fuzz")) {
         let message = "`cargo +nightly fuzz` is not available: install a nightly toolchain \
                        (`rustup toolchain install nightly`) and cargo-fuzz (`cargo install cargo-fuzz`)";
         if required {
@@ -243,12 +248,27 @@ fn fuzz(secs: u64, required: bool) -> Result {
     }
     let time = format!("-max_total_time={secs}");
     // Prompts, status OSCs and escapes: the fuzzer would take long to find them by mutation.
-    let dict = format!("-dict={}", fuzz_dir.join("turn.dict").display());
-    for target in fuzz_targets(&fuzz_dir)? {
-        run(cargo(
-            &fuzz_dir,
-            &["+nightly", "fuzz", "run", &target, "--", &time, &dict],
-        ))?;
+    let dict = format!("-dict={}", root.join("fuzz/turn.dict").display());
+    for package in FUZZ_PACKAGES {
+        let fuzz_dir = root.join(package);
+        // Named, not found: from `fuzz/store/`, cargo-fuzz would pick `fuzz/` by itself.
+        let dir = fuzz_dir.display().to_string();
+        for target in fuzz_targets(&fuzz_dir)? {
+            run(cargo(
+                &fuzz_dir,
+                &[
+                    "+nightly",
+                    "fuzz",
+                    "run",
+                    "--fuzz-dir",
+                    &dir,
+                    &target,
+                    "--",
+                    &time,
+                    &dict,
+                ],
+            ))?;
+        }
     }
     Ok(())
 }
@@ -513,6 +533,20 @@ mod tests {
         assert_eq!(args(&["7"]).ok(), Some(7));
         assert!(args(&["x"]).is_err());
         assert!(args(&["1", "2"]).is_err());
+    }
+
+    #[test]
+    fn fuzz_packages_split_the_targets() {
+        let targets = |package: &str| fuzz_targets(&root().join(package)).expect("fuzz targets");
+        let cores = targets(FUZZ_PACKAGES[0]);
+        let store = targets(FUZZ_PACKAGES[1]);
+        assert!(cores.contains(&"broker_state".to_owned()), "{cores:?}");
+        assert_eq!(
+            store,
+            ["history_file"],
+            "the SQLite target is the store's alone"
+        );
+        assert!(!cores.contains(&"history_file".to_owned()), "{cores:?}");
     }
 
     #[test]

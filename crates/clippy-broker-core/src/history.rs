@@ -2,7 +2,7 @@
 //! the requests answered from the store (`history`, `search`, `forget_history`,
 //! `history_status`, and `get_turn` / `list_events` reaching past what memory holds). The store
 //! itself is the I/O layer's: it runs the [`HistoryJob`]s on a thread of its own, in order, so a
-//! query sees every record asked for before it (`crate::history`).
+//! query sees every record asked for before it (`bins/clippy-broker/src/history.rs`).
 
 use clippy_proto::{ErrorReason, EventRecord, Format, Message};
 use clippy_registry::TurnRecord;
