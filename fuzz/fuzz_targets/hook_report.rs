@@ -1,6 +1,7 @@
 //! What a session's hook socket reads: a `clippy-hook 1 <agent>` line and the agent's JSON
 //! payload, read to the end of the connection, decoded and parsed into a `Report` as the wrapper
-//! does (`bins/clippy-session/src/agent_hooks.rs`).
+//! does (`bins/clippy-session/src/agent_hooks.rs`; the detector's share of it,
+//! `clippy_wrapper::tap::signal_of`).
 //!
 //! Input layout: `[mode, bytes…]`. `mode & 1`: the bytes are the whole report, as any program
 //! that connects may send them; else they are the payload after a valid header for agent

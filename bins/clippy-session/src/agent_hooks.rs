@@ -4,7 +4,8 @@
 //! The socket is `hook.sock` in the session's folder, named to the child in
 //! [`clippy_hooks::SOCKET_ENV`]. A thread accepts each hook's connection, reads its one report
 //! (bounded in size and time), and hands what it says to the byte loop, which passes it to the
-//! tap in order with the output read so far.
+//! tap in order with the output read so far (what the detector takes from it is
+//! `clippy_wrapper::tap::signal_of`).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -12,8 +13,7 @@ use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::Duration;
 
-use clippy_hooks::{Agent, ExistingSettings, HookCommand, MAX_REPORT_BYTES, Report, RunWiring};
-use clippy_turn::AgentSignal;
+use clippy_hooks::{Agent, ExistingSettings, HookCommand, MAX_REPORT_BYTES, RunWiring};
 
 use crate::sink::{Injector, LoopCommand};
 
@@ -92,23 +92,6 @@ pub fn wire(
     wired.env.extend(env);
     wired.agent = Some(agent);
     Ok(Some((wired, None)))
-}
-
-/// What the detector takes from a hook's report: prompts and turn ends. A wait, or an event
-/// clippy does not act on, is the session's business (the tap's), not the detector's.
-pub fn signal_of(report: &Report) -> Option<AgentSignal> {
-    match report {
-        Report::PromptSubmitted { prompt } => Some(AgentSignal::PromptSubmitted {
-            prompt: prompt.clone(),
-        }),
-        Report::TurnEnded {
-            message, prompts, ..
-        } => Some(AgentSignal::TurnEnded {
-            message: message.clone(),
-            prompts: prompts.clone(),
-        }),
-        Report::Waiting(_) | Report::Other { .. } => None,
-    }
 }
 
 /// Whether `agent`'s own settings file holds clippy's hooks (`clippy-ctl hooks install`).

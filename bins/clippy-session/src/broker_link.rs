@@ -2,23 +2,23 @@
 //! how the session ended.
 //!
 //! The sink thread hands its reports to the link and never waits on the broker. What is still to
-//! be written waits in an [`Outbox`] (no I/O in it); the link thread owns the connection: it
-//! connects (starting a broker if asked), registers with the session's progress so far, replays
-//! the turns it holds (the broker accepts a re-sent turn idempotently, so turn ids stay stable),
+//! be written waits in an [`Outbox`] (`clippy_wrapper::link`: what to write, in what order,
+//! what to hold for a replay, no I/O in it); the link thread owns the connection: it connects
+//! (starting a broker if asked), registers with the session's progress so far, replays the
+//! turns it holds (the broker accepts a re-sent turn idempotently, so turn ids stay stable),
 //! writes, and reconnects with backoff. A reader thread per connection passes the broker's
 //! commands on and drops its replies.
 //!
 //! A broker that is only slow — two busy cores, a long scan — is waited for, never dropped:
 //! writes have no timeout, and progress reports queued behind a slow write collapse into one.
 //! The connection is given up when the broker closes it, a write fails, or more is unsent than
-//! the outbox allows ([`UNSENT_TURNS`] turns or [`UNSENT_BYTES`] bytes); the next connection then
-//! starts again from the held turns.
+//! the outbox allows (`clippy_wrapper::link::UNSENT_TURNS` turns or `UNSENT_BYTES` bytes); the
+//! next connection then starts again from the held turns.
 //!
 //! A `--ready-fd` pipe (`clippy-ctl spawn`) is told once ([`Ready`]): `ready <session-id>` when
 //! the broker acknowledged the session's first `register`, or `error <message>` when the link
 //! gave up before that (no broker answers and none could be started).
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -26,20 +26,14 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::input_backlog::InputBacklog;
-
 use clippy_proto::{
     Client, FrameDecoder, Message, Progress, ProtoError, Role, ScreenData, SessionInfo, TurnData,
     decode,
 };
+use clippy_wrapper::InputBacklog;
+pub use clippy_wrapper::link::{ExitReport, FromBroker};
+use clippy_wrapper::link::{Next, Outbox, Overflow, command_of, failed_line, ready_line};
 
-/// Turns kept for re-sending after a reconnection (the broker's default ring depth).
-const HELD_TURNS: usize = 32;
-/// Turns not yet written, at most: past this the broker counts as gone.
-const UNSENT_TURNS: usize = 1024;
-/// Content and text bytes of the turns not yet written, at most, once they are more than the
-/// held turns (which are kept anyway): past this the broker counts as gone.
-const UNSENT_BYTES: usize = 32 * 1024 * 1024;
 /// The first wait before reconnecting; it doubles after every failed attempt.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest wait between reconnection attempts.
@@ -50,24 +44,15 @@ const GOODBYE_TIMEOUT: Duration = Duration::from_secs(2);
 /// (and goes on trying with its usual backoff).
 const BROKER_START_WAIT: Duration = Duration::from_secs(10);
 
-/// How the session's command ended, as `deregister` tells the broker.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExitReport {
-    /// The code a shell shows: the exit code, or 128 + N for signal N.
-    pub exit_code: Option<i32>,
-    /// The signal that killed the command, when one did.
-    pub signal: Option<i32>,
-}
-
-impl From<clippy_pty::ExitStatus> for ExitReport {
-    fn from(status: clippy_pty::ExitStatus) -> Self {
-        Self {
-            exit_code: Some(status.code_for_shell()),
-            signal: match status {
-                clippy_pty::ExitStatus::Exited(_) => None,
-                clippy_pty::ExitStatus::Signaled { signal, .. } => Some(signal),
-            },
-        }
+/// How the session's command ended, as `deregister` tells it: the code a shell shows, and the
+/// signal that killed it, when one did.
+pub fn exit_report(status: clippy_pty::ExitStatus) -> ExitReport {
+    ExitReport {
+        exit_code: Some(status.code_for_shell()),
+        signal: match status {
+            clippy_pty::ExitStatus::Exited(_) => None,
+            clippy_pty::ExitStatus::Signaled { signal, .. } => Some(signal),
+        },
     }
 }
 
@@ -94,16 +79,12 @@ impl Ready {
 
     /// The broker acknowledged the session's registration: `ready <session-id>`.
     pub fn registered(&mut self, session: &str) {
-        self.say(&format!("ready {session}\n"));
+        self.say(&ready_line(session));
     }
 
     /// The session cannot register now: `error <message>` (on one line).
     pub fn failed(&mut self, message: &str) {
-        let message: String = message
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        self.say(&format!("error {message}\n"));
+        self.say(&failed_line(message));
     }
 
     fn say(&mut self, line: &str) {
@@ -117,292 +98,6 @@ impl Ready {
 impl Drop for Ready {
     fn drop(&mut self) {
         self.failed("the session ended before it registered with the broker");
-    }
-}
-
-/// What the reader thread passes to the sink thread.
-#[derive(Debug)]
-pub enum FromBroker {
-    /// Bytes to write into the child's PTY.
-    Inject(Vec<u8>),
-    /// Kill the child's process group.
-    Terminate,
-    /// Report the screen with up to `history` lines of history (`screen_request` number
-    /// `request`).
-    Screen { request: u64, history: u32 },
-}
-
-/// One report waiting for the connection.
-#[derive(Debug, Clone)]
-enum Pending {
-    Turn(Arc<TurnData>),
-    /// The latest progress, whatever it is when this is written.
-    Progress,
-    BracketedPaste(bool),
-    /// The answer to a `screen_request`: written on the connection that asked, never replayed
-    /// (the broker fails the request when that connection goes).
-    Screen(u64, Box<ScreenData>),
-    Deregister(ExitReport),
-}
-
-/// What the link thread does next, as [`Outbox::next`] says.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Write this.
-    Write(Box<Message>),
-    /// Nothing to write: wait for a report.
-    Wait,
-    /// Not connected: (re)connect.
-    Connect,
-    /// The session ended and its goodbye is written (or there is no connection to write it to).
-    Finished,
-}
-
-/// More is unsent than the outbox allows: the broker is not reading. Drop the connection; the
-/// next one starts from the held turns.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Overflow;
-
-/// The link's memory, without I/O: the session as it registers, the turns it holds for a
-/// replay, the latest progress, and what the current connection still has to be sent, in order.
-#[derive(Debug)]
-pub struct Outbox {
-    info: SessionInfo,
-    held: VecDeque<Arc<TurnData>>,
-    /// The latest progress from the tap, without `input_blocked`, which the loop tells the link
-    /// directly.
-    progress: Option<Progress>,
-    input_blocked: bool,
-    /// `None` while there is no connection.
-    queue: Option<VecDeque<Pending>>,
-    unsent_turns: usize,
-    unsent_bytes: usize,
-    /// The session ended (its command as this says): say goodbye, then stop.
-    ending: Option<ExitReport>,
-    /// The link thread is connecting and registering: a session that ends meanwhile says
-    /// goodbye on that connection once it is made.
-    connecting: bool,
-    /// The goodbye is written, or there was no connection to write it to.
-    finished: bool,
-}
-
-fn turn_bytes(turn: &TurnData) -> usize {
-    turn.content.len() + turn.text.len()
-}
-
-impl Outbox {
-    /// An outbox for `info`, not connected.
-    pub fn new(info: SessionInfo) -> Self {
-        Self {
-            info,
-            held: VecDeque::new(),
-            progress: None,
-            input_blocked: false,
-            queue: None,
-            unsent_turns: 0,
-            unsent_bytes: 0,
-            ending: None,
-            connecting: false,
-            finished: false,
-        }
-    }
-
-    /// A completed turn: held for replays, and queued if connected.
-    pub fn turn(&mut self, turn: TurnData) -> Result<(), Overflow> {
-        let turn = Arc::new(turn);
-        if self.held.len() == HELD_TURNS {
-            self.held.pop_front();
-        }
-        self.held.push_back(Arc::clone(&turn));
-        self.push(Pending::Turn(turn))
-    }
-
-    /// The spool grew or the mode changed: queued once however often it changes before it is
-    /// written.
-    pub fn progress(&mut self, progress: Progress) {
-        self.progress = Some(progress);
-        self.queue_progress();
-    }
-
-    /// The child stopped taking its input, or took it again: sent with the progress.
-    pub fn input_blocked(&mut self, blocked: bool) {
-        self.input_blocked = blocked;
-        if self.progress.is_some() {
-            self.queue_progress();
-        }
-    }
-
-    /// The progress to report: the tap's, with whether the input is blocked.
-    fn current_progress(&self) -> Option<Progress> {
-        self.progress.clone().map(|progress| Progress {
-            input_blocked: self.input_blocked,
-            ..progress
-        })
-    }
-
-    fn queue_progress(&mut self) {
-        let queued = self
-            .queue
-            .as_ref()
-            .is_some_and(|q| q.iter().any(|p| matches!(p, Pending::Progress)));
-        if !queued {
-            let _ = self.push(Pending::Progress);
-        }
-    }
-
-    /// The child turned bracketed paste on or off.
-    pub fn bracketed_paste(&mut self, enabled: bool) {
-        self.info.bracketed_paste = enabled;
-        if let Some(queue) = &mut self.queue {
-            // Only the latest state matters.
-            queue.retain(|p| !matches!(p, Pending::BracketedPaste(_)));
-        }
-        let _ = self.push(Pending::BracketedPaste(enabled));
-    }
-
-    /// The screen the broker asked for: queued if connected (a request of a connection that has
-    /// gone is answered on no other).
-    pub fn screen(&mut self, request: u64, screen: ScreenData) {
-        let _ = self.push(Pending::Screen(request, Box::new(screen)));
-    }
-
-    /// The session ended (its command as `exit` says): the goodbye is queued if connected (or
-    /// once the connection being made is), and no reconnection follows.
-    pub fn end(&mut self, exit: ExitReport) {
-        self.ending = Some(exit);
-        if self.queue.is_none() && !self.connecting {
-            self.finished = true;
-        }
-        let _ = self.push(Pending::Deregister(exit));
-    }
-
-    /// The link thread starts connecting (and registering).
-    pub fn connecting(&mut self) {
-        self.connecting = true;
-    }
-
-    /// The connection being made failed: a session that ended meanwhile has nobody to say
-    /// goodbye to.
-    pub fn connect_failed(&mut self) {
-        self.connecting = false;
-        if self.queue.is_none() && self.ending.is_some() {
-            self.finished = true;
-        }
-    }
-
-    /// Whether the goodbye is written (or could not be).
-    pub fn finished(&self) -> bool {
-        self.finished
-    }
-
-    /// The goodbye [`Next::Write`] gave is written.
-    pub fn goodbye_written(&mut self) {
-        self.finished = true;
-    }
-
-    fn push(&mut self, pending: Pending) -> Result<(), Overflow> {
-        let Some(queue) = &mut self.queue else {
-            return Ok(());
-        };
-        if let Pending::Turn(turn) = &pending {
-            self.unsent_turns += 1;
-            self.unsent_bytes += turn_bytes(turn);
-        }
-        queue.push_back(pending);
-        // Up to HELD_TURNS unsent turns cost nothing: they are held for a replay anyway.
-        if self.unsent_turns > HELD_TURNS
-            && (self.unsent_turns > UNSENT_TURNS || self.unsent_bytes > UNSENT_BYTES)
-        {
-            self.disconnected();
-            return Err(Overflow);
-        }
-        Ok(())
-    }
-
-    /// What to send in `register` on a new connection: the session and its progress so far.
-    pub fn registration(&self) -> (SessionInfo, Option<Progress>) {
-        (self.info.clone(), self.current_progress())
-    }
-
-    /// A new connection registered with `registered` (from [`Outbox::registration`]): queues
-    /// the held turns, and whatever changed since the registration was taken.
-    pub fn connected(&mut self, registered: &(SessionInfo, Option<Progress>)) {
-        self.queue = Some(VecDeque::new());
-        self.unsent_turns = 0;
-        self.unsent_bytes = 0;
-        for turn in self.held.clone() {
-            let _ = self.push(Pending::Turn(turn));
-        }
-        if self.current_progress() != registered.1 {
-            let _ = self.push(Pending::Progress);
-        }
-        if self.info.bracketed_paste != registered.0.bracketed_paste {
-            let _ = self.push(Pending::BracketedPaste(self.info.bracketed_paste));
-        }
-        self.connecting = false;
-        // The session ended while this connection was being made: its goodbye goes last.
-        if let Some(exit) = self.ending {
-            let _ = self.push(Pending::Deregister(exit));
-        }
-    }
-
-    /// The connection is gone: nothing more is written to it.
-    pub fn disconnected(&mut self) {
-        self.queue = None;
-        self.unsent_turns = 0;
-        self.unsent_bytes = 0;
-        if self.ending.is_some() {
-            self.finished = true;
-        }
-    }
-
-    /// The next thing to do.
-    pub fn next(&mut self) -> Next {
-        if self.finished {
-            return Next::Finished;
-        }
-        let Some(queue) = &mut self.queue else {
-            return Next::Connect;
-        };
-        let Some(pending) = queue.pop_front() else {
-            return Next::Wait;
-        };
-        let session = self.info.session.clone();
-        // Ids only need to be non-zero: the replies are read and dropped by the reader thread.
-        let id = 1;
-        Next::Write(Box::new(match pending {
-            Pending::Turn(turn) => {
-                self.unsent_turns -= 1;
-                self.unsent_bytes -= turn_bytes(&turn);
-                Message::TurnCompleted {
-                    id,
-                    session,
-                    turn: Arc::unwrap_or_clone(turn),
-                }
-            }
-            Pending::Progress => Message::Progress {
-                id,
-                session,
-                progress: self.current_progress().unwrap_or_default(),
-            },
-            Pending::BracketedPaste(enabled) => Message::BracketedPaste {
-                id,
-                session,
-                enabled,
-            },
-            Pending::Screen(request, screen) => Message::ScreenReport {
-                id,
-                session,
-                request,
-                screen: *screen,
-            },
-            Pending::Deregister(exit) => Message::Deregister {
-                id,
-                session,
-                exit_code: exit.exit_code,
-                signal: exit.signal,
-            },
-        }))
     }
 }
 
@@ -728,19 +423,6 @@ impl LinkThread {
 /// dropped).
 const REGISTER_ID: u32 = 2;
 
-/// What the wrapper does with a message from the broker: a command for the sink thread, or
-/// nothing (a reply to a report, or something it does not know).
-fn command_of(message: Message) -> Option<FromBroker> {
-    match message {
-        Message::Inject { data, .. } => Some(FromBroker::Inject(data)),
-        Message::Terminate { .. } => Some(FromBroker::Terminate),
-        Message::ScreenRequest {
-            request, history, ..
-        } => Some(FromBroker::Screen { request, history }),
-        _ => None,
-    }
-}
-
 /// Reads more of the connection into `decoder`; `Ok(false)` at its end.
 fn read_more(
     stream: &mut UnixStream,
@@ -868,213 +550,6 @@ fn read_commands(
 mod tests {
     use super::*;
 
-    fn info() -> SessionInfo {
-        SessionInfo {
-            session: "s1".into(),
-            name: None,
-            pid: 7,
-            command: vec!["bash".into()],
-            preset: "shell".into(),
-            bracketed_paste: false,
-            spool: None,
-            cwd: None,
-            no_history: false,
-        }
-    }
-
-    fn turn(seq: u64, bytes: usize) -> TurnData {
-        TurnData {
-            seq,
-            timestamp: 0,
-            content: vec![b'x'; bytes],
-            text: String::new(),
-            interrupted: false,
-            truncated: false,
-            exit_code: None,
-            cwd: None,
-            input: None,
-            spool_span: None,
-            message: None,
-        }
-    }
-
-    fn progress(spool_size: u64) -> Progress {
-        Progress {
-            spool_size,
-            ..Progress::default()
-        }
-    }
-
-    /// Connects the outbox with its current registration.
-    fn connect(outbox: &mut Outbox) -> (SessionInfo, Option<Progress>) {
-        let registration = outbox.registration();
-        outbox.connected(&registration);
-        registration
-    }
-
-    /// What the outbox writes until it has nothing more, in short form.
-    fn drain(outbox: &mut Outbox) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Next::Write(message) = outbox.next() {
-            out.push(match *message {
-                Message::TurnCompleted { turn, .. } => format!("turn {}", turn.seq),
-                Message::Progress { progress, .. } => format!("progress {}", progress.spool_size),
-                Message::BracketedPaste { enabled, .. } => format!("bracketed {enabled}"),
-                Message::Deregister {
-                    exit_code, signal, ..
-                } => format!("deregister {exit_code:?} {signal:?}"),
-                Message::ScreenReport { request, .. } => format!("screen {request}"),
-                other => format!("{other:?}"),
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn while_disconnected_turns_are_held_and_replayed_after_the_registration() {
-        let mut outbox = Outbox::new(info());
-        assert_eq!(outbox.next(), Next::Connect);
-        for seq in 1..=40 {
-            assert_eq!(outbox.turn(turn(seq, 10)), Ok(()));
-        }
-        outbox.progress(progress(500));
-        outbox.bracketed_paste(true);
-        assert_eq!(outbox.next(), Next::Connect);
-
-        let (info, progress) = connect(&mut outbox);
-        // The registration carries what changed while disconnected.
-        assert!(info.bracketed_paste);
-        assert_eq!(progress.map(|p| p.spool_size), Some(500));
-        // Then the newest HELD_TURNS turns, oldest first, and nothing else.
-        let want: Vec<String> = (9..=40).map(|seq| format!("turn {seq}")).collect();
-        assert_eq!(drain(&mut outbox), want);
-        assert_eq!(outbox.next(), Next::Wait);
-    }
-
-    #[test]
-    fn what_changes_between_the_registration_and_the_connection_is_sent_after_it() {
-        let mut outbox = Outbox::new(info());
-        outbox.progress(progress(1));
-        let registration = outbox.registration();
-        outbox.progress(progress(2));
-        outbox.bracketed_paste(true);
-        outbox.connected(&registration);
-        assert_eq!(drain(&mut outbox), ["progress 2", "bracketed true"]);
-    }
-
-    #[test]
-    fn progress_queued_behind_a_slow_write_collapses_into_the_latest() {
-        let mut outbox = Outbox::new(info());
-        connect(&mut outbox);
-        outbox.progress(progress(1));
-        assert_eq!(outbox.turn(turn(1, 10)), Ok(()));
-        outbox.progress(progress(2));
-        outbox.progress(progress(3));
-        outbox.bracketed_paste(true);
-        outbox.bracketed_paste(false);
-        assert_eq!(
-            drain(&mut outbox),
-            ["progress 3", "turn 1", "bracketed false"]
-        );
-        outbox.progress(progress(4));
-        assert_eq!(drain(&mut outbox), ["progress 4"]);
-    }
-
-    #[test]
-    fn a_broker_too_far_behind_is_dropped_and_the_next_connection_starts_from_the_held_turns() {
-        let mut outbox = Outbox::new(info());
-        connect(&mut outbox);
-        for seq in 1..=UNSENT_TURNS as u64 {
-            assert_eq!(outbox.turn(turn(seq, 1)), Ok(()));
-        }
-        assert_eq!(outbox.turn(turn(1025, 1)), Err(Overflow));
-        assert_eq!(outbox.next(), Next::Connect);
-        connect(&mut outbox);
-        assert_eq!(drain(&mut outbox).len(), HELD_TURNS);
-
-        // The byte bound too, once the unsent turns are more than the held ones.
-        let big = UNSENT_BYTES / HELD_TURNS + 1;
-        for seq in 2000..2000 + HELD_TURNS as u64 {
-            assert_eq!(outbox.turn(turn(seq, big)), Ok(()));
-        }
-        assert_eq!(outbox.turn(turn(3000, big)), Err(Overflow));
-        // A replay of held turns over the byte bound is no overflow…
-        connect(&mut outbox);
-        assert!(matches!(outbox.next(), Next::Write(_)));
-        // …and written turns no longer count.
-        assert_eq!(outbox.turn(turn(3001, big)), Ok(()));
-        assert_eq!(drain(&mut outbox).len(), HELD_TURNS);
-    }
-
-    #[test]
-    fn blocked_input_goes_out_with_the_latest_progress_and_in_the_registration() {
-        let mut outbox = Outbox::new(info());
-        // Nothing to say before the first progress.
-        outbox.input_blocked(true);
-        outbox.progress(progress(10));
-        assert_eq!(outbox.registration().1.map(|p| p.input_blocked), Some(true));
-        connect(&mut outbox);
-        assert_eq!(drain(&mut outbox), Vec::<String>::new());
-        outbox.input_blocked(false);
-        let Next::Write(message) = outbox.next() else {
-            panic!("a progress is queued");
-        };
-        assert!(matches!(
-            *message,
-            Message::Progress { ref progress, .. }
-                if !progress.input_blocked && progress.spool_size == 10
-        ));
-    }
-
-    #[test]
-    fn a_screen_goes_out_in_order_on_the_connection_that_asked_and_is_never_replayed() {
-        let mut outbox = Outbox::new(info());
-        // No connection: nobody to answer.
-        outbox.screen(1, ScreenData::default());
-        connect(&mut outbox);
-        assert_eq!(drain(&mut outbox), Vec::<String>::new());
-        assert_eq!(outbox.turn(turn(1, 1)), Ok(()));
-        outbox.screen(2, ScreenData::default());
-        outbox.progress(progress(5));
-        assert_eq!(drain(&mut outbox), ["turn 1", "screen 2", "progress 5"]);
-        outbox.screen(3, ScreenData::default());
-        outbox.disconnected();
-        connect(&mut outbox);
-        assert_eq!(
-            drain(&mut outbox),
-            ["turn 1"],
-            "only the held turns are replayed"
-        );
-    }
-
-    #[test]
-    fn the_goodbye_is_written_last_and_then_the_link_is_finished() {
-        let mut outbox = Outbox::new(info());
-        connect(&mut outbox);
-        assert_eq!(outbox.turn(turn(1, 1)), Ok(()));
-        outbox.end(ExitReport {
-            exit_code: Some(3),
-            signal: None,
-        });
-        assert!(!outbox.finished());
-        assert_eq!(drain(&mut outbox), ["turn 1", "deregister Some(3) None"]);
-        assert!(!outbox.finished(), "finished before the goodbye is written");
-        outbox.goodbye_written();
-        assert_eq!(outbox.next(), Next::Finished);
-
-        // Without a connection there is nobody to say goodbye to.
-        let mut outbox = Outbox::new(info());
-        outbox.end(ExitReport::default());
-        assert_eq!(outbox.next(), Next::Finished);
-
-        // A connection lost before the goodbye was written finishes the link too.
-        let mut outbox = Outbox::new(info());
-        connect(&mut outbox);
-        outbox.end(ExitReport::default());
-        outbox.disconnected();
-        assert_eq!(outbox.next(), Next::Finished);
-    }
-
     /// `messages` as the broker would write them, in one piece.
     fn frames(messages: &[Message]) -> Vec<u8> {
         messages
@@ -1154,32 +629,6 @@ mod tests {
             &InputBacklog::default(),
         );
         assert!(matches!(closed, Err(ProtoError::Closed)), "{closed:?}");
-    }
-
-    #[test]
-    fn a_session_that_ends_while_its_link_registers_says_goodbye_on_that_connection() {
-        let exit = ExitReport {
-            exit_code: Some(3),
-            signal: None,
-        };
-        let mut outbox = Outbox::new(info());
-        outbox.connecting();
-        outbox.end(exit);
-        assert!(
-            !outbox.finished(),
-            "the connection being made takes the goodbye"
-        );
-        connect(&mut outbox);
-        assert_eq!(drain(&mut outbox), ["deregister Some(3) None"]);
-        outbox.goodbye_written();
-        assert_eq!(outbox.next(), Next::Finished);
-
-        // The connection could not be made: nobody to say goodbye to.
-        let mut outbox = Outbox::new(info());
-        outbox.connecting();
-        outbox.end(exit);
-        outbox.connect_failed();
-        assert_eq!(outbox.next(), Next::Finished);
     }
 }
 
@@ -1359,14 +808,14 @@ mod ready_tests {
     #[test]
     fn an_exit_status_is_told_as_a_shell_shows_it() {
         assert_eq!(
-            ExitReport::from(clippy_pty::ExitStatus::Exited(3)),
+            exit_report(clippy_pty::ExitStatus::Exited(3)),
             ExitReport {
                 exit_code: Some(3),
                 signal: None
             }
         );
         assert_eq!(
-            ExitReport::from(clippy_pty::ExitStatus::Signaled {
+            exit_report(clippy_pty::ExitStatus::Signaled {
                 signal: 15,
                 core_dumped: false
             }),

@@ -19,8 +19,9 @@ use clippy_pty::{
 };
 use clippy_spool::{SpoolDir, SpoolWriter};
 
-use crate::input_backlog::InputBacklog;
 use clippy_turn::{AgentHooks, DetectorConfig, TurnDetector};
+use clippy_wrapper::InputBacklog;
+use clippy_wrapper::handover::Handover;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
@@ -39,12 +40,6 @@ const SIGNALS: Token = Token(2);
 const INJECT: Token = Token(3);
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
-/// Output handed to the tap thread at most this much at a time.
-const TAP_BATCH: usize = 32 * 1024;
-/// Output is handed to the tap thread when the loop would wait, but not more often than this:
-/// the first bytes after a pause go at once, and a flood goes in batches (a wake-up of the tap
-/// per PTY read would cost the byte path a CPU's share on a small machine).
-const TAP_INTERVAL: Duration = Duration::from_millis(1);
 /// How long the child has to go after a SIGTERM is forwarded to it before the wrapper hangs up
 /// its terminal (CONTRACTS/PTY.md, "Signals"): an interactive shell ignores SIGTERM.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -261,8 +256,7 @@ pub fn run(
         attach_unread: Vec::new(),
         injected: inject_rx,
         from_tap: from_tap_rx,
-        tap_out: Vec::new(),
-        tapped_at: Instant::now(),
+        handover: Handover::new(Instant::now()),
         pending_input: VecDeque::new(),
         input_backlog,
         events: events.clone(),
@@ -343,7 +337,10 @@ fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
     let mut last = None;
     for bump in 0..64 {
         // Creation is exclusive: a taken ID fails and the next one is tried.
-        let id = crate::session_id::generate(bump);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let id = clippy_wrapper::session_id::at(now, bump);
         match SpoolDir::create(&runtime, &id).and_then(SpoolWriter::create) {
             Ok(spool) => return Ok((spool, id)),
             Err(e) => last = Some(e),
@@ -370,10 +367,9 @@ struct Session {
     /// Screens the tap rendered for attached clients and a terminal's answers to the program,
     /// announced by the same waker.
     from_tap: std::sync::mpsc::Receiver<FromTap>,
-    /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per batch).
-    tap_out: Vec<u8>,
-    /// When output was last handed to the tap.
-    tapped_at: Instant,
+    /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per
+    /// batch), and when it goes (`clippy_wrapper::handover`).
+    handover: Handover,
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
     /// front a PTY buffer at a time.
     pending_input: VecDeque<u8>,
@@ -421,25 +417,20 @@ impl Session {
         let mut hangup_at: Option<Instant> = None;
         loop {
             // Output for the tap is handed over in batches: when the loop would block, once
-            // `TAP_INTERVAL` has passed since the last hand-over, so the tap is never behind an
+            // `TAP_INTERVAL` (`clippy_wrapper::handover`) has passed since the last hand-over, so the tap is never behind an
             // idle session. Attached clients' keys left unread go in as soon as the program
             // takes input. A pending hang-up bounds the wait.
             let keys_waiting = self.attach_keys_waiting();
             let now = Instant::now();
             let idle_timeout = hangup_at.map(|at| at.saturating_duration_since(now));
-            let handover_in = (!self.tap_out.is_empty())
-                .then(|| (self.tapped_at + TAP_INTERVAL).saturating_duration_since(now));
+            let handover_in = self.handover.wait_at_most(now);
             let timeout = if keys_waiting {
                 Some(Duration::ZERO)
             } else {
                 [idle_timeout, handover_in].into_iter().flatten().min()
             };
             let mut polled = self.poll.poll(&mut events, timeout);
-            if polled.is_ok()
-                && events.is_empty()
-                && !self.tap_out.is_empty()
-                && self.tapped_at.elapsed() >= TAP_INTERVAL
-            {
+            if polled.is_ok() && events.is_empty() && self.handover.due(Instant::now()) {
                 self.flush_tap();
                 if !keys_waiting {
                     polled = self.poll.poll(&mut events, idle_timeout);
@@ -563,12 +554,12 @@ impl Session {
                 write_all(std::io::stdout().as_fd(), bytes)
                     .map_err(io("cannot write to the terminal"))?;
             }
-            self.tap_out.extend_from_slice(bytes);
+            let full = self.handover.push(bytes);
             if let Some(attach) = &mut self.attach {
                 let actions = attach.output(bytes, self.poll.registry());
                 self.apply(actions)?;
             }
-            if self.tap_out.len() >= TAP_BATCH {
+            if full {
                 self.flush_tap();
             }
             if n < buf.len() {
@@ -748,12 +739,9 @@ impl Session {
 
     /// Hands the output gathered for the tap over to it.
     fn flush_tap(&mut self) {
-        if !self.tap_out.is_empty() {
-            // Sized to what it holds: a batch waiting in the tap's channel costs its bytes, not
-            // a whole batch's room.
-            let batch = std::mem::take(&mut self.tap_out);
+        if let Some(batch) = self.handover.take() {
             self.tap.send(Tapped::Output(batch));
-            self.tapped_at = Instant::now();
+            self.handover.handed_over(Instant::now());
         }
     }
 

@@ -2,14 +2,11 @@
 //! `--replay`, run turn detection over an asciicast recording to check a preset offline.
 
 mod agent_hooks;
-mod asciicast;
 mod attach_server;
 mod broker_link;
 mod cpu_share;
-mod input_backlog;
 mod live;
 mod replay;
-mod session_id;
 mod shell_integration;
 mod sink;
 mod tap;
@@ -19,7 +16,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use clippy_turn::{DetectorConfig, PRESETS, Preset};
+use clippy_turn::{DetectorConfig, PRESETS};
+use clippy_wrapper::preset::DetectorChoice;
 
 /// Exit code for invalid arguments or configuration (SPEC §10).
 const EXIT_USAGE: u8 = 4;
@@ -193,23 +191,19 @@ fn main() -> ExitCode {
 }
 
 /// The detector for this run: the preset asked for, else the one configured for the command's
-/// name, else `generic`; `--pattern` over it; the turn cap asked for, else the configured one.
+/// name, else `generic`; `--pattern` over it; the turn cap asked for, else the configured one
+/// (`clippy_wrapper::preset`).
 fn detector_config(
     args: &Args,
     settings: &clippy_config::Config,
     program: Option<&OsString>,
 ) -> Result<DetectorConfig, clippy_turn::TurnError> {
-    let name = args
-        .preset
-        .as_deref()
-        .or_else(|| program.and_then(|p| settings.preset_for_command(p)))
-        .unwrap_or("generic");
-    let mut preset = Preset::named(name)?;
-    if let Some(pattern) = &args.pattern {
-        preset = preset.with_prompt(pattern)?;
+    DetectorChoice {
+        preset: args.preset.as_deref(),
+        configured: program.and_then(|p| settings.preset_for_command(p)),
+        pattern: args.pattern.as_deref(),
+        max_turn_bytes: args.max_turn_bytes,
+        configured_max_turn_bytes: settings.session.max_turn_bytes,
     }
-    let max_turn_bytes = args
-        .max_turn_bytes
-        .unwrap_or(settings.session.max_turn_bytes);
-    Ok(DetectorConfig::new(preset).max_turn_bytes(max_turn_bytes))
+    .config()
 }

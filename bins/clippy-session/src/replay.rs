@@ -1,23 +1,16 @@
-//! `clippy-session --replay`: run the turn detector over an asciicast recording.
+//! `clippy-session --replay`: run the turn detector over an asciicast recording and print the
+//! turns it finds.
 //!
-//! A recording made with the agent's hooks wired holds their reports (`h` events, see
-//! [`asciicast`]); they are fed to the detector in order with the output, as the live wrapper
-//! does, unless `--replay-hooks off` says to ignore them. A replay has no clock, so it never
-//! calls [`TurnDetector::settle`]: where the live wrapper gives up after 2 s on a turn one
-//! source says ended and the other does not, the replayed turn waits until the other source
-//! speaks or the next input ends it, and a last turn still waiting when the recording ends is
-//! not listed. For the same reason the hooks are never taken as silent.
-//!
-//! Quiet output is the one clock a replay does keep: the recording's timestamps say where
-//! output stopped for [`QUIET`] or more, and there the detector is told so
-//! ([`TurnDetector::quiet`]), as the live tap would have, before the next event.
+//! Reading the recording and feeding it to the detector as the live tap does are
+//! `clippy_wrapper`'s (`asciicast`, `replay::detect`: the hooks' reports in order with the
+//! output, quiet output from the recording's timestamps, no settling without a clock); this
+//! file opens the file and renders the listing (text, or `--json`).
 
 use std::io::Write;
 
-use clippy_turn::{AgentHooks, DetectorConfig, Event, Turn, TurnDetector};
-
-use crate::asciicast::{self, CastEvent};
-use crate::tap::QUIET;
+use clippy_turn::{AgentHooks, DetectorConfig, Turn};
+use clippy_wrapper::asciicast;
+use clippy_wrapper::replay::{detect, has_hook_reports};
 
 /// How a replay takes the agent's hook reports (`h` events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -72,7 +65,7 @@ pub fn run(
     let (header, events) = asciicast::read(std::io::BufReader::new(file))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let hooks = hooks.unwrap_or_else(|| {
-        if events.iter().any(|(_, e)| matches!(e, CastEvent::Hook(_))) {
+        if has_hook_reports(&events) {
             ReplayHooks::On
         } else {
             ReplayHooks::Off
@@ -87,49 +80,6 @@ pub fn run(
         print_turn(turn, json, out).map_err(|e| format!("cannot write the listing: {e}"))?;
     }
     Ok(turns.len())
-}
-
-/// Feeds the recording's events (each with its time in seconds), in order, to a fresh detector
-/// and collects its turns; the hook reports only when `feed_hooks`. As in the live wrapper, the
-/// detector takes the prompts and turn ends the hooks report; a report that the agent waits for
-/// the user, or of an event clippy does not act on, is not the detector's; and where output
-/// stopped for [`QUIET`] before the next event, the detector is told it went quiet.
-pub fn detect(config: DetectorConfig, events: &[(f64, CastEvent)], feed_hooks: bool) -> Vec<Turn> {
-    let mut detector = TurnDetector::new(config);
-    let mut turns = Vec::new();
-    let mut keep = |events: std::vec::Drain<'_, Event>| {
-        turns.extend(events.filter_map(|event| match event {
-            Event::TurnCompleted(turn) => Some(turn),
-            _ => None,
-        }));
-    };
-    // When output last came, while the detector has not been told it went quiet since.
-    let mut output_at: Option<f64> = None;
-    for (time, event) in events {
-        if output_at.is_some_and(|at| time - at >= QUIET.as_secs_f64()) {
-            output_at = None;
-            keep(detector.quiet());
-        }
-        if matches!(event, CastEvent::Output(_)) {
-            output_at = Some(*time);
-        }
-        match event {
-            CastEvent::Output(data) => keep(detector.feed_output(data.as_bytes())),
-            CastEvent::Input(data) => keep(detector.feed_input(data.as_bytes())),
-            CastEvent::Resize { cols, rows } => {
-                // A recording's sizes were checked non-zero when it was read.
-                let _ = detector.resize(*cols, *rows);
-            }
-            CastEvent::Marker => {}
-            CastEvent::Hook(report) if feed_hooks => {
-                if let Some(signal) = crate::agent_hooks::signal_of(report) {
-                    keep(detector.feed_agent(signal));
-                }
-            }
-            CastEvent::Hook(_) => {}
-        }
-    }
-    turns
 }
 
 fn print_turn(turn: &Turn, json: bool, out: &mut impl Write) -> std::io::Result<()> {
@@ -242,7 +192,7 @@ mod tests {
     fn output_quiet_for_the_live_threshold_ends_a_turn_as_live() {
         let dir = std::env::temp_dir().join(format!("clippy-replay-quiet-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let quiet = QUIET.as_secs_f64();
+        let quiet = clippy_wrapper::tap::QUIET.as_secs_f64();
         let run = |pause: f64| {
             let config = DetectorConfig::new(clippy_turn::Preset::named("generic").unwrap());
             let mut out = Vec::new();

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::thread::JoinHandle;
 
-use clippy_proto::{Progress, ScreenData, SessionInfo, TurnData};
+use clippy_proto::{Progress, ScreenData, SessionInfo};
 use clippy_turn::Turn;
 
-use crate::broker_link::{BrokerLink, ExitReport, FromBroker, Ready};
+use crate::broker_link::{BrokerLink, ExitReport, FromBroker, Ready, exit_report};
 
 /// What the loop and the tap report.
 #[derive(Debug)]
@@ -46,7 +46,7 @@ pub enum SessionEvent {
     /// The spool could not be written (reported once; the session goes on).
     SpoolFailed(String),
     /// Whether input is blocked changed ([`clippy_proto::Progress::input_blocked`]): the
-    /// [`crate::input_backlog::InputBacklog`] says how it is now.
+    /// [`clippy_wrapper::InputBacklog`] says how it is now.
     InputBlocked,
     /// The screen the broker asked for with `screen_request` number `request`.
     Screen {
@@ -146,7 +146,7 @@ pub struct Injector {
     pub tx: Sender<LoopCommand>,
     pub waker: Arc<mio::Waker>,
     /// Injected input not yet written to the child, counted from the broker's connection on.
-    pub backlog: Arc<crate::input_backlog::InputBacklog>,
+    pub backlog: Arc<clippy_wrapper::InputBacklog>,
 }
 
 impl Injector {
@@ -275,7 +275,7 @@ impl Sink {
             self.progress(held_progress.take());
             match next {
                 Some(SinkInput::Session(SessionEvent::Ended(status))) => {
-                    exit = status.map(ExitReport::from).unwrap_or_default();
+                    exit = status.map(exit_report).unwrap_or_default();
                     break;
                 }
                 None => break,
@@ -415,19 +415,9 @@ impl Sink {
         } = rendered;
         self.log_turn(&turn, spool_span, timestamp, &text);
         if let Some(link) = &mut self.link {
-            link.turn(TurnData {
-                seq: turn.seq,
-                timestamp,
-                content: turn.content,
-                text,
-                interrupted: turn.interrupted,
-                truncated: turn.truncated,
-                exit_code: turn.exit_code,
-                cwd: turn.cwd,
-                input: Some(turn.input).filter(|i| !i.is_empty()),
-                spool_span,
-                message: turn.message,
-            });
+            link.turn(clippy_wrapper::link::turn_data(
+                turn, text, spool_span, timestamp,
+            ));
         }
     }
 

@@ -13,6 +13,19 @@ use clippy_proto::INPUT_BACKLOG_LIMIT;
 
 /// Injected bytes on their way to the child, shared by the broker link's reader thread, the
 /// sink thread and the byte loop.
+///
+/// ```
+/// use clippy_proto::INPUT_BACKLOG_LIMIT;
+/// use clippy_wrapper::InputBacklog;
+///
+/// let backlog = InputBacklog::default();
+/// // Read from the broker, not yet queued for the child: it counts already.
+/// assert!(backlog.injected(INPUT_BACKLOG_LIMIT + 1), "blocked: tell the broker");
+/// backlog.taken(INPUT_BACKLOG_LIMIT + 1);
+/// assert!(!backlog.queued(INPUT_BACKLOG_LIMIT + 1), "as much waits as before");
+/// assert!(backlog.queued(0), "the child read it: unblocked");
+/// assert!(!backlog.is_blocked());
+/// ```
 #[derive(Debug, Default)]
 pub struct InputBacklog {
     /// Decoded from the broker, not yet in the loop's queue.

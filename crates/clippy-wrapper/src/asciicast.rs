@@ -17,7 +17,12 @@ pub enum CastEvent {
     /// `i`: bytes typed into the terminal.
     Input(String),
     /// `r`: the terminal was resized.
-    Resize { cols: u16, rows: u16 },
+    Resize {
+        /// Columns, at least 1.
+        cols: u16,
+        /// Rows, at least 1.
+        rows: u16,
+    },
     /// `m`: a marker (carries no bytes).
     Marker,
     /// `h`: the agent's hook reported, at this point of the output (read when it was recorded).
@@ -27,19 +32,29 @@ pub enum CastEvent {
 /// The header line's terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CastHeader {
+    /// Columns, at least 1.
     pub cols: u16,
+    /// Rows, at least 1.
     pub rows: u16,
 }
 
-/// Why a recording could not be read.
+/// Why a recording could not be read (the crate's one error type).
 #[derive(Debug, thiserror::Error)]
 pub enum CastError {
+    /// The reader failed.
     #[error("cannot read the recording: {0}")]
     Io(#[from] std::io::Error),
+    /// The first line is not an asciicast v2 header (or says a size of zero).
     #[error("line 1: not an asciicast v2 header: {0}")]
     Header(String),
+    /// A line is not an event clippy reads.
     #[error("line {line}: not an asciicast v2 event: {reason}")]
-    Event { line: usize, reason: String },
+    Event {
+        /// The line's number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 #[derive(serde::Deserialize)]
@@ -53,6 +68,16 @@ struct RawHeader {
 struct RawEvent(f64, String, String);
 
 /// Reads a whole recording: its header and its events, each with its time in seconds.
+///
+/// ```
+/// use clippy_wrapper::asciicast::{CastEvent, CastHeader, read};
+///
+/// let cast = "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.5, \"o\", \"$ \"]\n";
+/// let (header, events) = read(cast.as_bytes())?;
+/// assert_eq!(header, CastHeader { cols: 80, rows: 24 });
+/// assert_eq!(events, [(0.5, CastEvent::Output("$ ".into()))]);
+/// # Ok::<(), clippy_wrapper::asciicast::CastError>(())
+/// ```
 pub fn read(reader: impl BufRead) -> Result<(CastHeader, Vec<(f64, CastEvent)>), CastError> {
     let mut lines = reader.lines();
     let first = lines

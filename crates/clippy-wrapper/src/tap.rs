@@ -1,0 +1,1063 @@
+//! The tap's model of a session: the turn detector, the spool's batches, the session's
+//! [`Progress`] and the tap's deadlines, with the clock passed in and what to send returned.
+//!
+//! The wrapper's tap thread (in `clippy-session`) owns the channels and reads the clock: it
+//! hands each chunk of output and input to [`TapModel::take`] in the order they happened, calls
+//! [`TapModel::expire`] before each, and [`TapModel::caught_up`] whenever its channel is empty,
+//! then sends what these return ([`TapOutput`]) to the sink thread or back to the byte loop and
+//! waits until [`Idle::wake_at`]. The rules live here:
+//! - output quiet for [`QUIET`] tells the detector it is quiet, once per pause
+//!   ([`TurnDetector::quiet`]);
+//! - a turn one source says ended waits [`AGREEMENT_GRACE`] for the other, then is settled
+//!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
+//! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`];
+//! - the spool is written in batches of [`SPOOL_BATCH`], and whenever the tap caught up, before
+//!   a turn's span or a prompt's cursor is taken; a failing spool is reported once;
+//! - progress is reported when it changed, once caught up; before a completed turn, the spool's
+//!   growth and the counters that led to it go first, so nobody sees the turn with the state
+//!   from before it;
+//! - the agent's waiting state: set by its hook (or by the screen, for agents whose hooks do
+//!   not say), cleared by a key other than moving through a menu, a prompt submitted or a turn
+//!   end.
+
+use std::time::{Duration, Instant};
+
+use clippy_hooks::Report;
+use clippy_proto::{
+    MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress, ScreenData, WaitingState,
+};
+use clippy_turn::{AgentSignal, Event, Phase, Turn, TurnDetector};
+
+/// How long a turn one source says ended waits for the other (the screen for the agent's hook,
+/// or the reverse) before it ends anyway, as a disagreement (CONTRACTS/HOOKS.md).
+pub const AGREEMENT_GRACE: Duration = Duration::from_secs(2);
+/// How long output has to stop before the detector is told it is quiet
+/// ([`TurnDetector::quiet`]): an agent at work animates (spinner, timer, streaming text) far
+/// more often; one at rest writes nothing. `--replay` drives the same call from the
+/// recording's timestamps ([`crate::replay::detect`]).
+pub const QUIET: Duration = Duration::from_millis(400);
+/// How long output has to pause before the tap renders the screen in its idle time: under a
+/// flood, rendering as it goes would take a CPU from the byte path on a small machine.
+pub const RENDER_AFTER: Duration = Duration::from_millis(5);
+/// Spool bytes are written in batches of up to this many (one write each), and whenever the
+/// tap has caught up with the loop.
+pub const SPOOL_BATCH: usize = 64 * 1024;
+
+/// The time, as the caller's clocks read it: a monotonic instant for the deadlines, and Unix
+/// milliseconds for the times reported (a turn's, a prompt's, a wait's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// The monotonic clock.
+    pub instant: Instant,
+    /// The wall clock, Unix time in milliseconds.
+    pub unix_ms: u64,
+}
+
+/// The session's spool file as the model writes it: appends, and what it holds.
+pub trait Spool {
+    /// Why an append failed (reported once).
+    type Error: std::fmt::Display;
+    /// Appends output bytes, in stream order.
+    fn append(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+    /// The spool's size in bytes, all readable.
+    fn size(&self) -> u64;
+    /// The spool offset of a raw stream offset (what the detector counts), when the spool
+    /// holds it.
+    fn spool_offset_of(&self, raw_offset: u64) -> Option<u64>;
+}
+
+/// What the byte loop hands the tap, in order.
+#[derive(Debug)]
+pub enum Tapped {
+    /// Bytes the child wrote.
+    Output(Vec<u8>),
+    /// Bytes written to the child: from the user's terminal (`human`: the user's keys and the
+    /// terminal's own reports, which the detector tells apart), or injected by the broker.
+    Input {
+        /// The bytes, as written.
+        bytes: Vec<u8>,
+        /// From a person's terminal, not injected.
+        human: bool,
+    },
+    /// The terminal was resized.
+    Resize {
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+    },
+    /// The broker asks for the screen (`screen_request` number `request`) with up to `history`
+    /// lines of history: taken after everything handed over before it, so it shows all the
+    /// output read so far.
+    Screen {
+        /// The broker's number for the request.
+        request: u64,
+        /// Lines of history asked for.
+        history: u32,
+    },
+    /// The agent's hook reported, or sent something unreadable (why).
+    Agent(Result<Report, String>),
+    /// An attached client needs the screen drawn (`clippy_attach::HubAction::Redraw`): taken
+    /// after everything handed over before it, answered with [`TapOutput::Redrawn`].
+    Redraw {
+        /// The attached client.
+        client: u64,
+        /// The hub's generation of the request.
+        generation: u64,
+    },
+}
+
+/// What the tap sends, in order: to the sink thread (the first five) or back to the byte loop
+/// (the last two).
+#[derive(Debug)]
+pub enum TapOutput {
+    /// The spool grew or the session's state changed.
+    Progress(Box<Progress>),
+    /// A turn completed at `timestamp` (Unix ms); `spool_span` is its byte range in the spool.
+    Turn {
+        /// The turn.
+        turn: Box<Turn>,
+        /// Its bytes in the spool, when the spool holds them.
+        spool_span: Option<(u64, u64)>,
+        /// When it completed, Unix ms.
+        timestamp: u64,
+    },
+    /// The child turned bracketed paste on or off.
+    BracketedPaste(bool),
+    /// The screen the broker asked for with `screen_request` number `request`.
+    Screen {
+        /// The broker's number for the request.
+        request: u64,
+        /// The screen.
+        screen: Box<ScreenData>,
+    },
+    /// The spool could not be written (reported once; the session goes on).
+    SpoolFailed(String),
+    /// The screen rendered for an attached client.
+    Redrawn {
+        /// The attached client.
+        client: u64,
+        /// The hub's generation of the request.
+        generation: u64,
+        /// The bytes that draw it.
+        screen: Vec<u8>,
+    },
+    /// What a terminal would have answered the program's queries (cursor position, device
+    /// attributes, …): written to it when nobody's terminal answers them (a detached session
+    /// with no interactive client).
+    TerminalReplies(Vec<u8>),
+}
+
+/// What [`TapModel::caught_up`] says.
+#[derive(Debug)]
+pub struct Idle {
+    /// What to send.
+    pub outputs: Vec<TapOutput>,
+    /// The screen has more to render: call again unless something else came meanwhile.
+    pub more: bool,
+    /// When to look again if nothing comes (`None`: wait for the next chunk).
+    pub wake_at: Option<Instant>,
+}
+
+/// The tap's model of a session, with no I/O: see the module's documentation.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+/// use clippy_wrapper::tap::{Now, QUIET, Spool, TapModel, TapOutput, Tapped};
+///
+/// /// A spool in memory.
+/// struct Memory(Vec<u8>);
+/// impl Spool for Memory {
+///     type Error = std::convert::Infallible;
+///     fn append(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+///         self.0.extend_from_slice(bytes);
+///         Ok(())
+///     }
+///     fn size(&self) -> u64 { self.0.len() as u64 }
+///     fn spool_offset_of(&self, raw: u64) -> Option<u64> { Some(raw) }
+/// }
+///
+/// let detector = TurnDetector::new(DetectorConfig::new(Preset::named("generic")?));
+/// let mut tap = TapModel::new(detector, Memory(Vec::new()), false);
+/// let start = Instant::now();
+/// let at = |ms: u64| Now { instant: start + Duration::from_millis(ms), unix_ms: 1_000 + ms };
+/// let quiet = QUIET.as_millis() as u64;
+/// // An agent no preset knows: its banner and prompt, still for a while (it is ready), then a
+/// // question, an answer, and nothing more.
+/// tap.take(Tapped::Output(b"Agent 1.0\r\n\r\n: ".to_vec()), at(0));
+/// tap.caught_up(at(quiet));
+/// tap.take(Tapped::Output(b"hello".to_vec()), at(1_000));
+/// tap.take(Tapped::Input { bytes: b"hello\r".to_vec(), human: true }, at(1_010));
+/// tap.take(Tapped::Output(b"\r\n\r\nHi there.\r\n\r\n: ".to_vec()), at(1_020));
+/// // Caught up once output paused: the spool is written, the progress reported, the screen
+/// // rendered; the tap wakes when the output has been quiet long enough.
+/// let idle = tap.caught_up(at(1_030));
+/// assert!(idle.outputs.iter().any(|o| matches!(o, TapOutput::Progress(p) if p.spool_size == 39)));
+/// assert_eq!(idle.wake_at, Some(at(1_020 + quiet).instant));
+/// // Quiet for that long: the screen is judged, and the turn ends.
+/// let idle = tap.caught_up(at(1_020 + quiet));
+/// let turn = idle.outputs.iter().find_map(|o| match o {
+///     TapOutput::Turn { turn, timestamp, .. } => Some((turn.input.clone(), *timestamp)),
+///     _ => None,
+/// });
+/// assert_eq!(turn, Some(("hello".to_owned(), 1_000 + 1_020 + quiet)));
+/// # Ok::<(), clippy_turn::TurnError>(())
+/// ```
+#[derive(Debug)]
+pub struct TapModel<S> {
+    detector: TurnDetector,
+    spool: S,
+    /// Spool bytes not written yet.
+    pending: Vec<u8>,
+    /// The spool failed (and it was reported).
+    spool_failed: bool,
+    /// Where the session is now (`spool_size` and `mode` are filled in when reported).
+    progress: Progress,
+    /// What was last reported.
+    reported: Option<Progress>,
+    /// When a turn waiting for its two sources to agree ends anyway.
+    settle_at: Option<Instant>,
+    /// When output last came: the screen is rendered once it has paused.
+    output_at: Option<Instant>,
+    /// When the detector is told that output went quiet (once per pause).
+    quiet_at: Option<Instant>,
+}
+
+impl<S: Spool> TapModel<S> {
+    /// The model of a session whose detector and spool are these; `hooks_wired`: the agent's
+    /// hooks were wired for this run (reported in the progress).
+    pub fn new(detector: TurnDetector, spool: S, hooks_wired: bool) -> Self {
+        let mut progress = Progress::default();
+        progress.hooks.wired = hooks_wired;
+        Self {
+            detector,
+            spool,
+            pending: Vec::with_capacity(SPOOL_BATCH),
+            spool_failed: false,
+            progress,
+            reported: None,
+            settle_at: None,
+            output_at: None,
+            quiet_at: None,
+        }
+    }
+
+    /// The deadlines due at `now`: a turn that waited [`AGREEMENT_GRACE`] for its two sources
+    /// to agree ends. Called before each chunk is taken.
+    pub fn expire(&mut self, now: Now) -> Vec<TapOutput> {
+        let mut out = Vec::new();
+        if self.settle_at.is_some_and(|at| now.instant >= at) {
+            self.settle_at = None;
+            let events: Vec<Event> = self.detector.settle().collect();
+            self.take_events(events, now, &mut out);
+        }
+        out
+    }
+
+    /// Takes one chunk from the byte loop, in order.
+    pub fn take(&mut self, tapped: Tapped, now: Now) -> Vec<TapOutput> {
+        let mut out = Vec::new();
+        let detected: Vec<Event> = match tapped {
+            Tapped::Output(bytes) => {
+                self.output_at = Some(now.instant);
+                self.quiet_at = Some(now.instant + QUIET);
+                self.push_spool(&bytes, &mut out);
+                self.detector.feed_output(&bytes).collect()
+            }
+            Tapped::Input { bytes, human } => {
+                let events: Vec<Event> = self.detector.feed_input(&bytes).collect();
+                let keys = events.iter().any(|e| matches!(e, Event::KeysPressed));
+                // The agent's question is answered: keys other than moving through its menu.
+                if keys && !moves_only(&bytes) {
+                    self.progress.waiting = None;
+                }
+                // Only a key is a person at work: focus events, mouse reports and the replies
+                // to an agent's queries arrive on the same input, and counting them would
+                // reset the routes' hop counts with nobody there (CONTRACTS/ROUTING.md).
+                if human && keys {
+                    self.progress.keystrokes += 1;
+                }
+                events
+            }
+            Tapped::Resize { cols, rows } => {
+                let _ = self.detector.resize(cols.max(1), rows.max(1));
+                Vec::new()
+            }
+            Tapped::Screen { request, history } => {
+                let screen = screen_data(&mut self.detector, history);
+                out.push(TapOutput::Screen {
+                    request,
+                    screen: Box::new(screen),
+                });
+                Vec::new()
+            }
+            Tapped::Agent(report) => self.agent_report(report, now),
+            Tapped::Redraw { client, generation } => {
+                let screen = self.detector.screen_redraw();
+                out.push(TapOutput::Redrawn {
+                    client,
+                    generation,
+                    screen,
+                });
+                Vec::new()
+            }
+        };
+        self.take_events(detected, now, &mut out);
+        self.forward_terminal_replies(&mut out);
+        out
+    }
+
+    /// The tap has taken everything it was given: output quiet for [`QUIET`] is judged, the
+    /// spool written, the progress reported if it changed, and, once output paused for
+    /// [`RENDER_AFTER`], a step of the screen rendered.
+    pub fn caught_up(&mut self, now: Now) -> Idle {
+        let mut out = Vec::new();
+        // No output for `QUIET`: the detector judges its screen.
+        if self.quiet_at.is_some_and(|at| now.instant >= at) {
+            self.quiet_at = None;
+            let events: Vec<Event> = self.detector.quiet().collect();
+            self.take_events(events, now, &mut out);
+            self.forward_terminal_replies(&mut out);
+        }
+        // Readers of the spool see everything so far. The screen renders in steps while
+        // nothing else waits, once output has paused (a flood is rendered once it is over, and
+        // what a read needs is rendered by that read).
+        self.flush_spool(&mut out);
+        self.report_progress(&mut out);
+        let render_at = self
+            .output_at
+            .map(|at| at + RENDER_AFTER)
+            .filter(|at| *at > now.instant);
+        let mut more = false;
+        if render_at.is_none() {
+            self.output_at = None;
+            more = self.detector.catch_up_screen();
+            self.forward_terminal_replies(&mut out);
+        }
+        let wake_at = if more {
+            None
+        } else {
+            [self.settle_at, render_at, self.quiet_at]
+                .into_iter()
+                .flatten()
+                .min()
+        };
+        Idle {
+            outputs: out,
+            more,
+            wake_at,
+        }
+    }
+
+    /// The loop is gone: the spool written, the last progress reported, and the spool handed
+    /// back.
+    pub fn finish(mut self) -> (S, Vec<TapOutput>) {
+        let mut out = Vec::new();
+        self.flush_spool(&mut out);
+        self.report_progress(&mut out);
+        (self.spool, out)
+    }
+
+    fn push_spool(&mut self, bytes: &[u8], out: &mut Vec<TapOutput>) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= SPOOL_BATCH {
+            self.flush_spool(out);
+        }
+    }
+
+    fn flush_spool(&mut self, out: &mut Vec<TapOutput>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if let Err(e) = self.spool.append(&self.pending)
+            && !self.spool_failed
+        {
+            self.spool_failed = true;
+            out.push(TapOutput::SpoolFailed(e.to_string()));
+        }
+        self.pending.clear();
+    }
+
+    /// Hands the loop what a terminal would have answered the queries rendered since.
+    fn forward_terminal_replies(&mut self, out: &mut Vec<TapOutput>) {
+        let replies = self.detector.take_terminal_replies();
+        if !replies.is_empty() {
+            out.push(TapOutput::TerminalReplies(replies));
+        }
+    }
+
+    /// Reports that the spool grew, the mode as last reported. Sent before a completed turn,
+    /// which reaches the broker only once its text is rendered: the broker learns at once of
+    /// the output that ended the turn (waits on it wake now) and of the keystrokes that led to
+    /// it (a route counts its hops from the last one), always before the turn itself.
+    fn report_spool_growth(&mut self, out: &mut Vec<TapOutput>) {
+        let Some(reported) = &mut self.reported else {
+            return;
+        };
+        // The counters that lead to the turn go too: a keystroke that started it must reset
+        // the routes' hop counts before the turn is handed over; and what the turn's end
+        // changed (the waiting state gone, the hooks' turn ends counted), so that nobody sees
+        // the turn with the state from before it.
+        let early = Progress {
+            spool_size: self.spool.size(),
+            keystrokes: self.progress.keystrokes,
+            inputs: self.progress.inputs,
+            input: self.progress.input.clone(),
+            waiting: self.progress.waiting.clone(),
+            hooks: self.progress.hooks.clone(),
+            ..reported.clone()
+        };
+        if *reported != early {
+            *reported = early.clone();
+            out.push(TapOutput::Progress(Box::new(early)));
+        }
+    }
+
+    /// Reports the progress if it changed since the last report.
+    fn report_progress(&mut self, out: &mut Vec<TapOutput>) {
+        self.progress.spool_size = self.spool.size();
+        self.progress.mode = match self.detector.phase() {
+            Phase::Starting => Mode::Starting,
+            Phase::Idle => Mode::Idle,
+            Phase::Busy => Mode::Busy,
+        };
+        self.progress.cwd = self.detector.cwd().map(str::to_owned);
+        self.progress.prompt_unrecognised =
+            self.progress.spool_size > 0 && !self.detector.prompt_recognised();
+        if self.reported.as_ref() != Some(&self.progress) {
+            self.reported = Some(self.progress.clone());
+            out.push(TapOutput::Progress(Box::new(self.progress.clone())));
+        }
+    }
+
+    /// What the agent's hook said: the detector takes turn ends and prompts; waiting is the
+    /// session's state until the next key, prompt or turn end.
+    fn agent_report(&mut self, report: Result<Report, String>, now: Now) -> Vec<Event> {
+        let hooks = &mut self.progress.hooks;
+        let report = match report {
+            Ok(report) => report,
+            Err(_) => {
+                hooks.rejected += 1;
+                return Vec::new();
+            }
+        };
+        hooks.reports += 1;
+        match &report {
+            Report::PromptSubmitted { .. } => self.progress.waiting = None,
+            Report::Waiting(waiting) => {
+                self.progress.waiting = Some(WaitingState {
+                    kind: waiting.kind.clone(),
+                    tool: waiting.tool.clone(),
+                    input: waiting.input.clone(),
+                    message: waiting.message.clone(),
+                    since: now.unix_ms,
+                });
+            }
+            Report::TurnEnded { .. } | Report::Other { .. } => {}
+        }
+        match signal_of(&report) {
+            Some(signal) => self.detector.feed_agent(signal).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Reports what the detector found.
+    fn take_events(&mut self, detected: Vec<Event>, now: Now, out: &mut Vec<TapOutput>) {
+        for event in detected {
+            let output = match event {
+                // The screen says the agent asks (agents whose hooks do not): waiting, unless
+                // its hooks said so already, with more.
+                Event::Asking { question } => {
+                    if self.progress.waiting.is_none() {
+                        self.progress.waiting = Some(WaitingState {
+                            kind: "permission".into(),
+                            message: Some(question),
+                            since: now.unix_ms,
+                            ..WaitingState::default()
+                        });
+                    }
+                    continue;
+                }
+                Event::AwaitingAgreement => {
+                    self.settle_at = Some(now.instant + AGREEMENT_GRACE);
+                    continue;
+                }
+                Event::Disagreement { reason } => {
+                    let hooks = &mut self.progress.hooks;
+                    hooks.disagreements += 1;
+                    hooks.last_disagreement = Some(reason);
+                    continue;
+                }
+                Event::TurnCompleted(turn) => {
+                    self.settle_at = None;
+                    self.progress.waiting = None;
+                    if turn.ended_by_agent {
+                        self.progress.hooks.turn_ends += 1;
+                    }
+                    // The span is mapped through what the spool has written.
+                    self.flush_spool(out);
+                    self.report_spool_growth(out);
+                    self.progress.turns = turn.seq;
+                    let spool_span = self
+                        .spool
+                        .spool_offset_of(turn.start)
+                        .zip(self.spool.spool_offset_of(turn.end));
+                    TapOutput::Turn {
+                        turn: Box::new(turn),
+                        spool_span,
+                        timestamp: now.unix_ms,
+                    }
+                }
+                Event::BracketedPaste { enabled } => TapOutput::BracketedPaste(enabled),
+                Event::Submitted { input } => {
+                    self.progress.inputs += 1;
+                    self.progress.input = Some(input);
+                    continue;
+                }
+                Event::Prompt { offset, exit_code } => {
+                    self.flush_spool(out);
+                    self.progress.prompts += 1;
+                    self.progress.input = None;
+                    self.progress.prompt_inputs = self.progress.inputs;
+                    self.progress.prompt_cursor = self.spool.spool_offset_of(offset);
+                    // The latest prompt's own code: none when the shell reported none.
+                    self.progress.exit_code = exit_code;
+                    self.progress.prompt_timestamp = Some(now.unix_ms);
+                    self.progress.prompt_text = self.detector.prompt_line();
+                    continue;
+                }
+                _ => continue,
+            };
+            out.push(output);
+        }
+    }
+}
+
+/// What the detector takes from a hook's report: prompts and turn ends. A wait, or an event
+/// clippy does not act on, is the session's business (the tap's), not the detector's. The one
+/// place a [`Report`] becomes an [`AgentSignal`], for the live tap and `--replay` alike.
+pub fn signal_of(report: &Report) -> Option<AgentSignal> {
+    match report {
+        Report::PromptSubmitted { prompt } => Some(AgentSignal::PromptSubmitted {
+            prompt: prompt.clone(),
+        }),
+        Report::TurnEnded {
+            message, prompts, ..
+        } => Some(AgentSignal::TurnEnded {
+            message: message.clone(),
+            prompts: prompts.clone(),
+        }),
+        Report::Waiting(_) | Report::Other { .. } => None,
+    }
+}
+
+/// The detector's screen with up to `history` lines of history (at most
+/// [`MAX_SCREEN_HISTORY`]), the oldest cut if it would not fit a frame.
+fn screen_data(detector: &mut TurnDetector, history: u32) -> ScreenData {
+    let history = history.min(MAX_SCREEN_HISTORY);
+    let snapshot = detector.screen(usize::try_from(history).unwrap_or(usize::MAX));
+    let mut screen = ScreenData {
+        history: u32::try_from(snapshot.history).unwrap_or(u32::MAX),
+        lines: snapshot.lines,
+        cols: snapshot.size.0,
+        rows: snapshot.size.1,
+        cursor_row: snapshot.cursor.0,
+        cursor_col: snapshot.cursor.1,
+        alternate: snapshot.alternate,
+    };
+    screen.fit(MAX_SCREEN_BYTES);
+    screen
+}
+
+/// Whether `bytes` are only keys that move through a menu (arrows, Home/End, Page Up/Down, Tab),
+/// which answer no question.
+fn moves_only(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        rest = match rest {
+            [b'\t', tail @ ..] => tail,
+            [0x1b, b'O', b'A'..=b'D' | b'H' | b'F', tail @ ..] => tail,
+            [0x1b, b'[', tail @ ..] => {
+                let params = tail
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || **b == b';')
+                    .count();
+                match tail.get(params) {
+                    Some(b'A'..=b'D' | b'H' | b'F' | b'Z' | b'~') => &tail[params + 1..],
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    !bytes.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use clippy_turn::{AgentHooks, DetectorConfig, Preset};
+
+    use super::*;
+
+    /// A spool in memory the test can look into; `fail` makes every append fail.
+    #[derive(Default, Clone)]
+    struct Memory {
+        bytes: Rc<RefCell<Vec<u8>>>,
+        appends: Rc<RefCell<usize>>,
+        fail: bool,
+    }
+
+    impl Spool for Memory {
+        type Error = String;
+        fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+            *self.appends.borrow_mut() += 1;
+            if self.fail {
+                return Err("the disk is full".into());
+            }
+            self.bytes.borrow_mut().extend_from_slice(bytes);
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.bytes.borrow().len() as u64
+        }
+        fn spool_offset_of(&self, raw_offset: u64) -> Option<u64> {
+            (raw_offset <= self.size()).then_some(raw_offset)
+        }
+    }
+
+    /// A clock that starts at the test's start: `at(ms)` is `ms` milliseconds later.
+    struct Clock(Instant);
+
+    impl Clock {
+        fn new() -> Self {
+            Clock(Instant::now())
+        }
+        fn at(&self, ms: u64) -> Now {
+            Now {
+                instant: self.0 + Duration::from_millis(ms),
+                unix_ms: 1_000_000 + ms,
+            }
+        }
+    }
+
+    fn model(preset: &str, hooks: AgentHooks, spool: Memory) -> TapModel<Memory> {
+        let config =
+            DetectorConfig::new(Preset::named(preset).expect("a preset")).agent_hooks(hooks);
+        TapModel::new(TurnDetector::new(config), spool, hooks != AgentHooks::Off)
+    }
+
+    fn output(bytes: &[u8]) -> Tapped {
+        Tapped::Output(bytes.to_vec())
+    }
+
+    fn typed(bytes: &[u8]) -> Tapped {
+        Tapped::Input {
+            bytes: bytes.to_vec(),
+            human: true,
+        }
+    }
+
+    fn turns(outputs: &[TapOutput]) -> Vec<&Turn> {
+        outputs
+            .iter()
+            .filter_map(|o| match o {
+                TapOutput::Turn { turn, .. } => Some(&**turn),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn last_progress(outputs: &[TapOutput]) -> Option<&Progress> {
+        outputs.iter().rev().find_map(|o| match o {
+            TapOutput::Progress(progress) => Some(&**progress),
+            _ => None,
+        })
+    }
+
+    /// A turn of an agent no preset knows: its banner, still for [`QUIET`] (it is ready),
+    /// then a question and its answer. Returns when the answer's last output came, in ms.
+    fn unknown_agent_turn(tap: &mut TapModel<Memory>, clock: &Clock) -> u64 {
+        let quiet = QUIET.as_millis() as u64;
+        tap.take(output(b"Agent 1.0\r\n\r\n: "), clock.at(0));
+        let render = RENDER_AFTER.as_millis() as u64;
+        assert_eq!(
+            tap.caught_up(clock.at(1)).wake_at,
+            Some(clock.at(render).instant)
+        );
+        assert_eq!(
+            tap.caught_up(clock.at(render)).wake_at,
+            Some(clock.at(quiet).instant)
+        );
+        let ready = tap.caught_up(clock.at(quiet));
+        let progress = last_progress(&ready.outputs).expect("a report");
+        assert_eq!(
+            progress.mode,
+            Mode::Idle,
+            "ready once its screen went still"
+        );
+        tap.take(output(b"hello"), clock.at(1000));
+        tap.take(typed(b"hello\r"), clock.at(1010));
+        tap.take(output(b"\r\n\r\nHi there.\r\n\r\n: "), clock.at(1020));
+        1020
+    }
+
+    #[test]
+    fn output_quiet_for_the_threshold_is_judged_and_not_a_moment_before() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        let end = unknown_agent_turn(&mut tap, &clock);
+        let quiet = QUIET.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(end + quiet - 1));
+        assert!(turns(&idle.outputs).is_empty(), "{:?}", idle.outputs);
+        assert_eq!(idle.wake_at, Some(clock.at(end + quiet).instant));
+        let idle = tap.caught_up(clock.at(end + quiet));
+        let ended = turns(&idle.outputs);
+        assert_eq!(ended.len(), 1, "{:?}", idle.outputs);
+        assert_eq!(ended[0].input, "hello");
+        assert!(
+            idle.outputs.iter().any(|o| matches!(
+                o,
+                TapOutput::Turn { timestamp, .. } if *timestamp == clock.at(end + quiet).unix_ms
+            )),
+            "the turn is stamped with the wall clock passed in"
+        );
+        // Once per pause: nothing more to wait for.
+        assert_eq!(tap.caught_up(clock.at(end + 2 * quiet)).wake_at, None);
+    }
+
+    #[test]
+    fn new_output_puts_the_quiet_deadline_off() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        let end = unknown_agent_turn(&mut tap, &clock);
+        // A spinner frame just before the deadline: the agent is still at work.
+        let quiet = QUIET.as_millis() as u64;
+        tap.take(output(b"."), clock.at(end + quiet - 1));
+        let idle = tap.caught_up(clock.at(end + quiet));
+        assert!(turns(&idle.outputs).is_empty(), "{:?}", idle.outputs);
+        assert_eq!(
+            idle.wake_at,
+            Some(clock.at(end + quiet + 4).instant),
+            "its render first"
+        );
+        let idle = tap.caught_up(clock.at(end + quiet + 4));
+        assert_eq!(idle.wake_at, Some(clock.at(end + 2 * quiet - 1).instant));
+    }
+
+    /// A shell with the agent's hooks on: its screen shows the turn ended at 20 ms.
+    fn screen_ended(tap: &mut TapModel<Memory>, clock: &Clock) {
+        tap.take(output(b"$ "), clock.at(0));
+        tap.take(typed(b"ask\r"), clock.at(10));
+        let out = tap.take(output(b"ask\r\nanswer\r\n$ "), clock.at(20));
+        assert!(
+            turns(&out).is_empty(),
+            "the turn waits for the hook: {out:?}"
+        );
+    }
+
+    #[test]
+    fn a_turn_waiting_for_the_other_source_ends_after_the_grace_and_not_before() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::On, Memory::default());
+        screen_ended(&mut tap, &clock);
+        let grace = AGREEMENT_GRACE.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(21));
+        assert!(turns(&idle.outputs).is_empty());
+        // The earliest deadline first (the screen's render, the quiet), the grace among them.
+        assert!(
+            idle.wake_at
+                .is_some_and(|at| at <= clock.at(20 + grace).instant)
+        );
+        assert!(tap.expire(clock.at(20 + grace - 1)).is_empty());
+        let out = tap.expire(clock.at(20 + grace));
+        let ended = turns(&out);
+        assert_eq!(ended.len(), 1, "{out:?}");
+        assert!(!ended[0].ended_by_agent);
+        let idle = tap.caught_up(clock.at(20 + grace));
+        let progress = last_progress(&idle.outputs).expect("a progress report");
+        assert_eq!(progress.hooks.disagreements, 1, "{progress:?}");
+        assert!(progress.hooks.wired);
+        assert!(
+            tap.expire(clock.at(20 + 2 * grace)).is_empty(),
+            "settled once"
+        );
+    }
+
+    #[test]
+    fn the_agents_word_within_the_grace_ends_the_turn_and_nothing_is_settled() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::On, Memory::default());
+        screen_ended(&mut tap, &clock);
+        let ended = Report::TurnEnded {
+            message: None,
+            failed: false,
+            prompts: Vec::new(),
+        };
+        let out = tap.take(Tapped::Agent(Ok(ended)), clock.at(100));
+        assert_eq!(turns(&out).len(), 1, "{out:?}");
+        assert!(turns(&out)[0].ended_by_agent);
+        let grace = AGREEMENT_GRACE.as_millis() as u64;
+        assert!(tap.expire(clock.at(20 + grace)).is_empty());
+        let idle = tap.caught_up(clock.at(20 + grace));
+        let progress = last_progress(&idle.outputs).expect("a progress report");
+        assert_eq!(
+            (
+                progress.hooks.reports,
+                progress.hooks.turn_ends,
+                progress.hooks.disagreements
+            ),
+            (1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn the_spool_growth_and_the_keys_that_led_to_a_turn_are_reported_before_it() {
+        let clock = Clock::new();
+        let spool = Memory::default();
+        let mut tap = model("shell", AgentHooks::Off, spool.clone());
+        tap.take(output(b"$ "), clock.at(0));
+        let first = tap.caught_up(clock.at(1));
+        let progress = last_progress(&first.outputs).expect("the first report");
+        assert_eq!((progress.spool_size, progress.mode), (2, Mode::Idle));
+        assert_eq!(progress.prompt_cursor, Some(0));
+        assert_eq!(progress.prompt_timestamp, Some(clock.at(0).unix_ms));
+        // Unchanged: not reported again.
+        assert!(last_progress(&tap.caught_up(clock.at(2)).outputs).is_none());
+
+        tap.take(typed(b"ls\r"), clock.at(10));
+        let out = tap.take(output(b"ls\r\nfile\r\n$ "), clock.at(20));
+        let (early, turn) = match &out[..] {
+            [
+                TapOutput::Progress(early),
+                TapOutput::Turn {
+                    turn, spool_span, ..
+                },
+                ..,
+            ] => (early, (turn, spool_span)),
+            other => panic!("{other:?}"),
+        };
+        // The spool holds the turn when the broker hears of it.
+        assert_eq!(early.spool_size, spool.size());
+        assert_eq!(spool.size(), 2 + 12);
+        assert_eq!((early.keystrokes, early.inputs), (1, 1));
+        assert_eq!(turn.0.input, "ls");
+        assert_eq!(*turn.1, Some((turn.0.start, turn.0.end)));
+        let idle = tap.caught_up(clock.at(21));
+        let progress = last_progress(&idle.outputs).expect("the state after the turn");
+        assert_eq!(
+            (progress.turns, progress.prompts, progress.input.as_deref()),
+            (1, 2, None)
+        );
+        assert_eq!(progress.prompt_inputs, 1);
+    }
+
+    #[test]
+    fn the_spool_is_written_in_batches_and_whenever_the_tap_caught_up() {
+        let clock = Clock::new();
+        let spool = Memory::default();
+        let mut tap = model("generic", AgentHooks::Off, spool.clone());
+        tap.take(output(&[b'x'; 100]), clock.at(0));
+        assert_eq!(spool.size(), 0, "a small chunk waits for its batch");
+        tap.take(output(&vec![b'y'; SPOOL_BATCH]), clock.at(1));
+        assert_eq!(
+            spool.size(),
+            100 + SPOOL_BATCH as u64,
+            "a full batch goes at once"
+        );
+        tap.take(output(b"z"), clock.at(2));
+        tap.caught_up(clock.at(3));
+        assert_eq!(
+            spool.size(),
+            101 + SPOOL_BATCH as u64,
+            "caught up: all of it"
+        );
+        assert_eq!(*spool.appends.borrow(), 2);
+        let (spool, out) = tap.finish();
+        assert_eq!(*spool.appends.borrow(), 2, "nothing left to write");
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_failing_spool_is_reported_once_and_the_session_goes_on() {
+        let clock = Clock::new();
+        let spool = Memory {
+            fail: true,
+            ..Memory::default()
+        };
+        let mut tap = model("shell", AgentHooks::Off, spool);
+        // The prompt's cursor is taken through the spool: written, and failed, at once.
+        let first = tap.take(output(b"$ "), clock.at(0));
+        assert!(
+            matches!(&first[..], [TapOutput::SpoolFailed(why)] if why == "the disk is full"),
+            "{first:?}"
+        );
+        let idle = tap.caught_up(clock.at(1));
+        assert!(
+            !idle
+                .outputs
+                .iter()
+                .any(|o| matches!(o, TapOutput::SpoolFailed(_)))
+        );
+        tap.take(typed(b"ls\r"), clock.at(10));
+        let out = tap.take(output(b"ls\r\nfile\r\n$ "), clock.at(20));
+        assert!(
+            !out.iter().any(|o| matches!(o, TapOutput::SpoolFailed(_))),
+            "{out:?}"
+        );
+        let ended = out.iter().find_map(|o| match o {
+            TapOutput::Turn { spool_span, .. } => Some(*spool_span),
+            _ => None,
+        });
+        assert_eq!(
+            ended,
+            Some(None),
+            "a turn the spool does not hold has no span"
+        );
+    }
+
+    #[test]
+    fn the_screen_renders_once_output_paused_and_its_answers_go_to_the_loop() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        // A program asks its terminal where the cursor is.
+        let out = tap.take(output(b"hi\x1b[6n"), clock.at(0));
+        assert!(out.is_empty(), "{out:?}");
+        let render = RENDER_AFTER.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(render - 1));
+        assert!(
+            !idle
+                .outputs
+                .iter()
+                .any(|o| matches!(o, TapOutput::TerminalReplies(_))),
+            "not rendered while output may still come: {:?}",
+            idle.outputs
+        );
+        assert_eq!(idle.wake_at, Some(clock.at(render).instant));
+        let idle = tap.caught_up(clock.at(render));
+        let replies: Vec<&Vec<u8>> = idle
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                TapOutput::TerminalReplies(replies) => Some(replies),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(replies, [&b"\x1b[1;3R".to_vec()]);
+        assert!(!idle.more);
+        assert_eq!(
+            idle.wake_at,
+            Some(clock.at(QUIET.as_millis() as u64).instant)
+        );
+    }
+
+    #[test]
+    fn a_hooks_wait_holds_until_a_key_that_answers() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::On, Memory::default());
+        tap.take(output(b"$ "), clock.at(0));
+        let waiting = clippy_hooks::Waiting {
+            kind: "permission".into(),
+            tool: Some("Bash".into()),
+            input: None,
+            message: Some("Run ls?".into()),
+        };
+        tap.take(Tapped::Agent(Ok(Report::Waiting(waiting))), clock.at(5));
+        let idle = tap.caught_up(clock.at(6));
+        let progress = last_progress(&idle.outputs).expect("a report");
+        let state = progress.waiting.as_ref().expect("waiting");
+        assert_eq!(
+            (state.kind.as_str(), state.since),
+            ("permission", clock.at(5).unix_ms)
+        );
+        // Moving through the agent's menu answers nothing; injected keys are no person's.
+        tap.take(typed(b"\x1b[B"), clock.at(7));
+        let progress = tap.caught_up(clock.at(8));
+        let progress = last_progress(&progress.outputs).expect("a key was counted");
+        assert!(progress.waiting.is_some());
+        assert_eq!(progress.keystrokes, 1);
+        tap.take(
+            Tapped::Input {
+                bytes: b"y".to_vec(),
+                human: false,
+            },
+            clock.at(9),
+        );
+        let idle = tap.caught_up(clock.at(10));
+        let progress = last_progress(&idle.outputs).expect("the wait was answered");
+        assert!(progress.waiting.is_none());
+        assert_eq!(
+            progress.keystrokes, 1,
+            "injected input is not a person's key"
+        );
+        // Something unreadable from the hook socket is counted, nothing more.
+        tap.take(Tapped::Agent(Err("garbage".into())), clock.at(11));
+        let idle = tap.caught_up(clock.at(12));
+        let hooks = &last_progress(&idle.outputs).expect("counted").hooks;
+        assert_eq!((hooks.reports, hooks.rejected), (1, 1));
+    }
+
+    #[test]
+    fn screens_and_redraws_answer_after_the_output_before_them() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::Off, Memory::default());
+        tap.take(output(b"$ echo hi\r\nhi\r\n$ "), clock.at(0));
+        let out = tap.take(
+            Tapped::Screen {
+                request: 7,
+                history: 0,
+            },
+            clock.at(1),
+        );
+        let [TapOutput::Screen { request: 7, screen }] = &out[..] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(screen.lines[..3], ["$ echo hi", "hi", "$"]);
+        let out = tap.take(
+            Tapped::Redraw {
+                client: 3,
+                generation: 2,
+            },
+            clock.at(2),
+        );
+        let [
+            TapOutput::Redrawn {
+                client: 3,
+                generation: 2,
+                screen,
+            },
+        ] = &out[..]
+        else {
+            panic!("{out:?}")
+        };
+        assert!(screen.windows(2).any(|w| w == b"hi"));
+    }
+
+    #[test]
+    fn moving_through_a_menu_answers_nothing() {
+        for keys in [
+            &b"\x1b[B"[..],
+            b"\x1b[A\x1b[A",
+            b"\x1bOB",
+            b"\t",
+            b"\x1b[6~",
+            b"\x1b[1;2B",
+        ] {
+            assert!(moves_only(keys), "{keys:?}");
+        }
+        for keys in [
+            &b"1"[..],
+            b"\r",
+            b"y",
+            b"\x1b",
+            b"\x1b[B\r",
+            b"",
+            b"\x1b[200~x",
+        ] {
+            assert!(!moves_only(keys), "{keys:?}");
+        }
+    }
+}
