@@ -13,7 +13,7 @@ use super::spool_ops::{WaitKind, disconnected};
 use super::{Action, ConnId, Outcome, Refusal, State};
 
 /// How long the wrapper may take to report its screen, when the request gives no `timeout_ms`.
-const DEFAULT_SCREEN_WAIT_MS: u64 = 5_000;
+const DEFAULT_SCREEN_WAIT_MS: u64 = clippy_proto::DEFAULT_SCREEN_WAIT_MS;
 
 impl State {
     /// `screen`: asks the session's wrapper for its screen and parks the request until it

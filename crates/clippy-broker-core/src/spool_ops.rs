@@ -21,9 +21,9 @@ use clippy_spool::{Pattern, Scanner};
 use super::{Action, ConnId, Level, Outcome, Refusal, State, refuse};
 
 /// Default wait, when a request gives none.
-pub const DEFAULT_WAIT_MS: u64 = 30_000;
+pub const DEFAULT_WAIT_MS: u64 = clippy_proto::DEFAULT_WAIT_MS;
 /// Default wait for the prompt after `end_session`'s Ctrl+C.
-pub const DEFAULT_END_WAIT_MS: u64 = 5_000;
+pub const DEFAULT_END_WAIT_MS: u64 = clippy_proto::DEFAULT_END_WAIT_MS;
 /// The longest wait a request may ask for (a day).
 pub const MAX_WAIT_MS: u64 = 24 * 60 * 60 * 1000;
 /// `read`'s default and largest `max_bytes`.

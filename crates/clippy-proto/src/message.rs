@@ -37,6 +37,17 @@ pub enum Format {
     Message,
 }
 
+impl Format {
+    /// The wire string: `raw`, `text` or `message`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Raw => "raw",
+            Self::Text => "text",
+            Self::Message => "message",
+        }
+    }
+}
+
 /// What a wrapper tells the broker about its session in `register`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionInfo {
@@ -554,6 +565,17 @@ pub const MAX_SCREEN_HISTORY: u32 = 100_000;
 /// The most text a screen snapshot carries (the lines plus their framing), half a frame: a
 /// wrapper cuts the oldest lines of a larger one ([`ScreenData::fit`]).
 pub const MAX_SCREEN_BYTES: usize = crate::codec::MAX_FRAME / 2;
+
+/// How long a wait (`wait_for`, `wait_prompt`, `expect_send`, `exec`) may take, in
+/// milliseconds, when its request gives no `timeout_ms`: the broker's default, and the one its
+/// clients (`clippy-mcp`, the client layer) assume.
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+/// How long `end_session` waits for the prompt after its Ctrl+C, in milliseconds, when its
+/// request gives no `timeout_ms`.
+pub const DEFAULT_END_WAIT_MS: u64 = 5_000;
+/// How long the broker lets a session's wrapper take to answer a `screen` request, in
+/// milliseconds, when the request gives no `timeout_ms`.
+pub const DEFAULT_SCREEN_WAIT_MS: u64 = 5_000;
 
 /// A session's screen as its wrapper's terminal emulator shows it: what `screen_report`
 /// carries from the wrapper (the broker passes it on as `screen_snapshot`).
