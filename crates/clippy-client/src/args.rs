@@ -1,0 +1,251 @@
+//! The arguments every front end checks the same way, checked once: each type can only be made
+//! from arguments that pass, before anything is asked of the broker (so a refused argument is
+//! the caller's mistake whether or not a broker runs).
+
+use crate::error::ArgumentError;
+
+/// One command line for `exec`: not blank, no line break (anything else is typed with `send`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine(String);
+
+impl CommandLine {
+    /// The command line `line`.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::NotOneLine`]: blank, or more than one line.
+    pub fn new(line: impl Into<String>) -> Result<Self, ArgumentError> {
+        let line = line.into();
+        if line.trim().is_empty() || line.contains(['\n', '\r']) {
+            return Err(ArgumentError::NotOneLine);
+        }
+        Ok(Self(line))
+    }
+
+    /// The command line of `words` joined with spaces (a command line's arguments).
+    ///
+    /// # Errors
+    ///
+    /// As [`CommandLine::new`].
+    pub fn from_words(words: &[String]) -> Result<Self, ArgumentError> {
+        Self::new(words.join(" "))
+    }
+
+    /// The line.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Input to type into a session: bytes, and whether Enter follows; never nothing at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    text: Vec<u8>,
+    enter: bool,
+}
+
+impl Input {
+    /// `text`, followed by Enter when `enter`.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::NothingToSend`]: no text and no Enter.
+    pub fn new(text: impl Into<Vec<u8>>, enter: bool) -> Result<Self, ArgumentError> {
+        let text = text.into();
+        if text.is_empty() && !enter {
+            return Err(ArgumentError::NothingToSend);
+        }
+        Ok(Self { text, enter })
+    }
+
+    /// How many bytes are typed, the Enter included.
+    pub fn typed_len(&self) -> usize {
+        self.text.len() + usize::from(self.enter)
+    }
+
+    /// Whether Enter follows the text.
+    pub fn enter(&self) -> bool {
+        self.enter
+    }
+
+    /// The text without its Enter (`send`: the broker writes the Enter on its own).
+    pub fn into_text(self) -> Vec<u8> {
+        self.text
+    }
+
+    /// The text with its Enter (`\r`) appended: one write (`expect_send`).
+    pub fn into_typed(self) -> Vec<u8> {
+        let mut bytes = self.text;
+        if self.enter {
+            bytes.push(b'\r');
+        }
+        bytes
+    }
+}
+
+/// A range of times, Unix milliseconds, either end open; never empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeRange {
+    since: Option<u64>,
+    until: Option<u64>,
+}
+
+impl TimeRange {
+    /// From `since` (inclusive) to `until` (exclusive).
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::EmptyRange`]: `since` is not before `until`, so nothing could match.
+    pub fn new(since: Option<u64>, until: Option<u64>) -> Result<Self, ArgumentError> {
+        match (since, until) {
+            (Some(since), Some(until)) if since >= until => {
+                Err(ArgumentError::EmptyRange { since, until })
+            }
+            _ => Ok(Self { since, until }),
+        }
+    }
+
+    /// Its start.
+    pub fn since(&self) -> Option<u64> {
+        self.since
+    }
+
+    /// Its end.
+    pub fn until(&self) -> Option<u64> {
+        self.until
+    }
+}
+
+/// What `history` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryQuery {
+    /// One session's turns (id, prefix or name, live or ended), else every session's.
+    pub session: Option<String>,
+    /// When the turns completed.
+    pub range: TimeRange,
+    /// At most this many (the broker's default otherwise).
+    pub limit: Option<u32>,
+}
+
+/// What `search` asks for: words to find, never none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchQuery {
+    words: String,
+    /// One session's turns, else every session's.
+    pub session: Option<String>,
+    /// When the turns completed.
+    pub range: TimeRange,
+    /// At most this many hits (the broker's default otherwise).
+    pub limit: Option<u32>,
+}
+
+impl SearchQuery {
+    /// A search for `words` (the store quotes them: any text is safe) in every session, at
+    /// any time.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::EmptyQuery`]: blank.
+    pub fn new(words: impl Into<String>) -> Result<Self, ArgumentError> {
+        let words = words.into();
+        if words.trim().is_empty() {
+            return Err(ArgumentError::EmptyQuery);
+        }
+        Ok(Self {
+            words,
+            session: None,
+            range: TimeRange::default(),
+            limit: None,
+        })
+    }
+
+    /// The words, as sent.
+    pub fn words(&self) -> &str {
+        &self.words
+    }
+}
+
+/// Bytes as a JSON field, as every front end's JSON carries them: `(name, text)` when they are
+/// UTF-8, else `(name_b64, standard base64)`.
+pub fn bytes_field(name: &str, bytes: &[u8]) -> (String, String) {
+    use base64::Engine as _;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (name.to_owned(), text.to_owned()),
+        Err(_) => (
+            format!("{name}_b64"),
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn exec_takes_one_line() {
+        assert_eq!(
+            CommandLine::from_words(&words(&["ls", "-la"]))
+                .unwrap()
+                .as_str(),
+            "ls -la"
+        );
+        assert_eq!(CommandLine::new("echo é").unwrap().as_str(), "echo é");
+        for bad in ["", "  ", "a\nb", "a\r", "\t"] {
+            assert_eq!(
+                CommandLine::new(bad),
+                Err(ArgumentError::NotOneLine),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn enter_is_appended_for_one_write_and_left_to_the_broker_otherwise() {
+        let input = Input::new("y", true).unwrap();
+        assert_eq!(input.typed_len(), 2);
+        assert_eq!(input.clone().into_typed(), b"y\r");
+        assert_eq!(input.into_text(), b"y");
+        let bare = Input::new("", true).unwrap();
+        assert_eq!(bare.typed_len(), 1);
+        assert_eq!(bare.into_typed(), b"\r");
+        assert_eq!(Input::new("", false), Err(ArgumentError::NothingToSend));
+        let text = Input::new(*b"\x03", false).unwrap();
+        assert!(!text.enter());
+        assert_eq!(text.into_typed(), [3]);
+    }
+
+    #[test]
+    fn a_range_must_not_be_empty() {
+        assert!(TimeRange::new(Some(1), Some(2)).is_ok());
+        assert!(TimeRange::new(Some(1), None).is_ok());
+        assert!(TimeRange::new(None, Some(1)).is_ok());
+        assert_eq!(
+            TimeRange::new(Some(2), Some(2)),
+            Err(ArgumentError::EmptyRange { since: 2, until: 2 })
+        );
+        let range = TimeRange::new(Some(5), None).unwrap();
+        assert_eq!((range.since(), range.until()), (Some(5), None));
+    }
+
+    #[test]
+    fn a_search_needs_words_and_keeps_any() {
+        assert_eq!(SearchQuery::new(" "), Err(ArgumentError::EmptyQuery));
+        for hostile in ["\"", "NEAR(", "a OR b", "-x"] {
+            assert_eq!(SearchQuery::new(hostile).unwrap().words(), hostile);
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_go_as_base64() {
+        assert_eq!(
+            bytes_field("data", &[0xff, b'a']),
+            ("data_b64".into(), "/2E=".into())
+        );
+        assert_eq!(bytes_field("data", b"ok"), ("data".into(), "ok".into()));
+    }
+}
