@@ -11,13 +11,13 @@ use std::time::Duration;
 use clippy_attach::{AlternateScreen, DetachKey, Keys};
 use clippy_proto::FrameDecoder;
 use clippy_proto::attach::{
-    ATTACH_SOCKET, ATTACH_VERSION, AttachFrame, AttachMode, DetachReason, decode, encode_into,
+    ATTACH_VERSION, AttachFrame, AttachMode, DetachReason, decode, encode_into,
 };
 use clippy_pty::{RawModeGuard, Signal, SignalPipe};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 
-use crate::broker::Broker;
 use crate::error::CtlError;
+use clippy_client::Connection;
 
 /// How the attachment ended, for the person.
 #[derive(Debug)]
@@ -32,27 +32,14 @@ pub enum Ended {
     Signalled(Signal),
 }
 
-/// A session's id, name and attach socket, from what the broker knows of it: the socket is
-/// in the session's folder, `$XDG_RUNTIME_DIR/clippy/sessions/<id>/` (the layout
-/// `clippy_spool::session_dir` makes), beside the broker's `clippy/broker.sock`.
+/// A session's id, name and attach socket, from what the broker knows of it
+/// ([`Connection::attach_target`]).
 pub fn socket_of(
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
     session: &str,
 ) -> Result<(String, Option<String>, PathBuf), CtlError> {
-    let crate::commands::Report::SessionStatus(status) =
-        crate::spool::session_status(connect, session)?
-    else {
-        return Err(CtlError::Protocol(
-            "the broker answered session_status with something else".into(),
-        ));
-    };
-    let broker_socket = clippy_proto::socket_path().map_err(|_| CtlError::NoRuntimeDir)?;
-    let sessions = broker_socket
-        .parent()
-        .map(|clippy| clippy.join("sessions"))
-        .ok_or(CtlError::NoRuntimeDir)?;
-    let path = sessions.join(&status.session).join(ATTACH_SOCKET);
-    Ok((status.session, status.name, path))
+    let target = connect()?.attach_target(session)?;
+    Ok((target.session, target.name, target.path))
 }
 
 /// Connects to the attach socket at `path` and says hello.

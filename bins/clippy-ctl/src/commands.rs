@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory;
+use clippy_client::{Connection, Sink};
 use clippy_proto::{
-    EventRecord, Format, HistoryEntry, HistoryInfo, InboxItem, Message, PROTOCOL_VERSION,
-    RouteInfo, ScreenData, SearchHit, SessionState, SessionSummary, TurnMeta,
+    EventRecord, Format, HistoryEntry, HistoryInfo, InboxItem, PROTOCOL_VERSION, RouteInfo,
+    ScreenData, SearchHit, SessionState, SessionSummary, TurnMeta,
 };
 
-use crate::broker::{Broker, resolve_socket, unexpected};
+use crate::broker::{connect_starting, endpoint};
 use crate::cli::{Cli, Command, FormatArg, SinkArg, SpoolCommand};
 use crate::config::Config;
 use crate::error::CtlError;
@@ -206,61 +207,33 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
     };
     let format = |arg: &Option<FormatArg>| arg.map_or_else(|| config.format(), Format::from);
     let timeout = Duration::from_millis(cli.timeout);
-    let connect = || Broker::connect(&resolve_socket(cli.socket.as_deref())?, timeout);
+    let connect = || crate::broker::connect(cli);
     match &cli.command {
-        Command::ListSessions => match connect()?.request(|id| Message::ListSessions { id })? {
-            Message::Sessions { sessions, .. } => Ok(Report::Sessions(sessions)),
-            other => Err(unexpected("list_sessions", &other)),
-        },
-        Command::ListTurns { session, limit } => {
-            let request = |id| Message::ListTurns {
-                id,
-                session: session.clone(),
-                limit: *limit,
-            };
-            match connect()?.request(request)? {
-                Message::Turns { turns, .. } => Ok(Report::Turns {
-                    session: session.clone(),
-                    turns,
-                }),
-                other => Err(unexpected("list_turns", &other)),
-            }
-        }
+        Command::ListSessions => Ok(Report::Sessions(connect()?.list_sessions()?)),
+        Command::ListTurns { session, limit } => Ok(Report::Turns {
+            session: session.clone(),
+            turns: connect()?.list_turns(session, *limit)?,
+        }),
         Command::GetTurn {
             target,
             format: arg,
         } => {
-            let format = format(arg);
             // A turn id (it has a ':') and a session (its latest turn) travel in the same field;
             // the broker tells them apart the same way.
-            let request = |id| Message::GetTurn {
-                id,
-                turn_id: target.clone(),
-                format,
-            };
-            match connect()?.request(request)? {
-                Message::Turn { turn, content, .. } => Ok(Report::Turn {
-                    meta: turn,
-                    format,
-                    content: content.into_vec(),
-                }),
-                other => Err(unexpected("get_turn", &other)),
-            }
+            let turn = connect()?.get_turn(target, format(arg))?;
+            Ok(Report::Turn {
+                meta: turn.meta,
+                format: turn.format,
+                content: turn.content.into_vec(),
+            })
         }
         Command::Capture { session, focused } => {
             let mut broker = connect()?;
             let (session, _) =
                 focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
-            let request = |id| Message::Capture { id, session };
-            captured("capture", broker.request(request)?)
+            captured(broker.capture(&session)?)
         }
-        Command::CaptureById { turn_id } => {
-            let request = |id| Message::CaptureById {
-                id,
-                turn_id: turn_id.clone(),
-            };
-            captured("capture_by_id", connect()?.request(request)?)
-        }
+        Command::CaptureById { turn_id } => captured(connect()?.capture_by_id(turn_id)?),
         Command::Paste {
             session,
             focused,
@@ -270,18 +243,11 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
             let mut broker = connect()?;
             let (session, label) =
                 focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
-            let request = |id| Message::Paste {
-                id,
-                session,
+            broker.paste(&session, format)?;
+            Ok(Report::Pasted {
+                session: label,
                 format,
-            };
-            match broker.request(request)? {
-                Message::Done { .. } => Ok(Report::Pasted {
-                    session: label,
-                    format,
-                }),
-                other => Err(unexpected("paste", &other)),
-            }
+            })
         }
         Command::Deliver {
             sink,
@@ -313,24 +279,20 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
                 }
                 None => None,
             };
-            let request = |id| Message::Deliver {
-                id,
-                sink: sink.as_str().to_owned(),
-                session: session.clone(),
-                path: path.clone(),
-                format,
+            let to = match (sink, &session, &path) {
+                (SinkArg::Inject, Some(session), _) => Sink::Inject(session.clone()),
+                (SinkArg::File, _, Some(path)) => Sink::File(path.clone()),
+                _ => Sink::Clipboard,
             };
-            match broker.request(request)? {
-                Message::Done { .. } => Ok(Report::Delivered {
-                    sink: *sink,
-                    session: session.clone(),
-                    path,
-                    format,
-                }),
-                other => Err(unexpected("deliver", &other)),
-            }
+            broker.deliver(&to, format)?;
+            Ok(Report::Delivered {
+                sink: *sink,
+                session,
+                path,
+                format,
+            })
         }
-        Command::Status { session: None } => status(cli.socket.as_deref(), timeout),
+        Command::Status { session: None } => status(cli),
         Command::Status {
             session: Some(session),
         } => crate::spool::session_status(&connect, session),
@@ -342,7 +304,12 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
             let mut broker = connect()?;
             let (session, _) =
                 focus::target(session.as_deref(), *focused, cli, &config, &mut broker)?;
-            screen(broker, session, *history, timeout)
+            let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+            let screen = broker.screen(&session, *history, Some(timeout_ms))?;
+            Ok(Report::Screen {
+                session: screen.session,
+                screen: screen.screen,
+            })
         }
         // What a script runs right after starting a session in the background, whose wrapper
         // may not have started the broker yet (or registered: the broker then waits for it).
@@ -351,11 +318,7 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
             | SpoolCommand::WaitPrompt { .. }
             | SpoolCommand::ExpectSend { .. }
             | SpoolCommand::Exec { .. }),
-        ) => {
-            let connect_starting =
-                || Broker::connect_starting(&resolve_socket(cli.socket.as_deref())?, timeout);
-            crate::spool::run(command, timeout, &connect_starting)
-        }
+        ) => crate::spool::run(command, timeout, &|| connect_starting(cli)),
         Command::Spool(command) => crate::spool::run(command, timeout, &connect),
         Command::Route(command) => crate::routing::route(command, &connect),
         Command::Inbox { session } => crate::routing::inbox(&connect, session),
@@ -389,65 +352,14 @@ pub fn follow_events(
     write: &mut dyn FnMut(&EventRecord) -> std::io::Result<()>,
 ) -> Result<(), CtlError> {
     Config::load(cli.config.as_deref())?;
-    let socket = resolve_socket(cli.socket.as_deref())?;
-    let broker = Broker::connect(&socket, Duration::from_millis(cli.timeout))?;
-    crate::routing::follow(broker, since, types, write)
+    crate::routing::follow(crate::broker::connect(cli)?, since, types, write)
 }
 
-/// `screen`: the broker asks the session's wrapper, which may take up to `timeout` (then the
-/// broker answers `timeout`); the reply may take a grace period more to arrive.
-fn screen(
-    mut broker: Broker,
-    session: String,
-    history: u32,
-    timeout: Duration,
-) -> Result<Report, CtlError> {
-    broker.allow_reply_after(timeout + crate::spool::REPLY_GRACE)?;
-    let request = |id| Message::Screen {
-        id,
-        session,
-        history,
-        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
-    };
-    match broker.request(request)? {
-        Message::ScreenSnapshot {
-            session,
-            lines,
-            history,
-            cols,
-            rows,
-            cursor_row,
-            cursor_col,
-            alternate,
-            ..
-        } => Ok(Report::Screen {
-            session,
-            screen: ScreenData {
-                lines,
-                history,
-                cols,
-                rows,
-                cursor_row,
-                cursor_col,
-                alternate,
-            },
-        }),
-        other => Err(unexpected("screen", &other)),
-    }
-}
-
-fn captured(request: &str, reply: Message) -> Result<Report, CtlError> {
-    match reply {
-        Message::Captured {
-            turn_id,
-            byte_length,
-            ..
-        } => Ok(Report::Captured {
-            turn_id,
-            byte_length,
-        }),
-        other => Err(unexpected(request, &other)),
-    }
+fn captured(captured: clippy_client::Captured) -> Result<Report, CtlError> {
+    Ok(Report::Captured {
+        turn_id: captured.turn_id,
+        byte_length: captured.byte_length,
+    })
 }
 
 /// `deliver` needs `--session` for `inject` and `--path` for `file`, and nothing else.
@@ -487,9 +399,9 @@ fn absolute_utf8(path: &Path) -> Result<String, CtlError> {
 
 /// `status`: whether the broker answers, and what it holds. An unreachable broker is a status
 /// to report; any other failure (a protocol error) is an error.
-fn status(explicit: Option<&Path>, timeout: Duration) -> Result<Report, CtlError> {
-    let socket = match resolve_socket(explicit) {
-        Ok(socket) => socket,
+fn status(cli: &Cli) -> Result<Report, CtlError> {
+    let endpoint = match endpoint(cli) {
+        Ok(endpoint) => endpoint,
         Err(err) => {
             return Ok(Report::Status(Status {
                 socket: None,
@@ -497,22 +409,22 @@ fn status(explicit: Option<&Path>, timeout: Duration) -> Result<Report, CtlError
             }));
         }
     };
-    let broker = Broker::connect(&socket, timeout).and_then(|mut broker| {
-        match broker.request(|id| Message::ListSessions { id })? {
-            Message::Sessions { sessions, .. } => Ok(BrokerState {
+    let broker = Connection::connect(&endpoint)
+        .map_err(CtlError::from)
+        .and_then(|mut broker| {
+            let sessions = broker.list_sessions()?;
+            Ok(BrokerState {
                 protocol_version: PROTOCOL_VERSION,
                 sessions: sessions.len(),
                 connected: sessions.iter().filter(|s| s.connected).count(),
                 turns: sessions.iter().map(|s| u64::from(s.turns)).sum(),
                 history: crate::history::status(&mut broker),
-            }),
-            other => Err(unexpected("list_sessions", &other)),
-        }
-    });
+            })
+        });
     match broker {
         Err(err) if !err.is_unreachable() => Err(err),
         broker => Ok(Report::Status(Status {
-            socket: Some(socket),
+            socket: Some(endpoint.socket().to_owned()),
             broker,
         })),
     }

@@ -1,13 +1,10 @@
 //! What can go wrong in `clippy-ctl`, sorted by what the caller can do about it: each variant
 //! maps to one exit code ([`crate::exit`]).
 
-use std::path::PathBuf;
-
-use clippy_proto::ErrorReason;
+use clippy_client::ClientError;
 
 /// How to get a broker running, shown with every "unreachable" error.
-pub const START_HINT: &str =
-    "start one with `clippy-broker --foreground`, or run a `clippy-session` (it starts one)";
+pub use clippy_client::START_HINT;
 
 /// A failure of a `clippy-ctl` command.
 #[derive(Debug, thiserror::Error)]
@@ -18,38 +15,12 @@ pub enum CtlError {
     /// The configuration is invalid or unreadable.
     #[error("configuration: {0}")]
     Config(String),
-    /// `XDG_RUNTIME_DIR` is not set (or not absolute) and no `--socket` was given.
-    #[error(
-        "XDG_RUNTIME_DIR is not set (or not absolute), so there is no broker socket to find (or pass --socket)"
-    )]
-    NoRuntimeDir,
-    /// Nothing answers at the socket: missing, refused, or the connection broke.
-    #[error("the broker is not reachable at {}: {detail}", socket.display())]
-    Unreachable {
-        /// The socket tried.
-        socket: PathBuf,
-        /// What the system said.
-        detail: String,
-    },
-    /// The broker accepted the connection but did not answer in time.
-    #[error("the broker at {} did not answer within {timeout_ms} ms", socket.display())]
-    NoAnswer {
-        /// The socket tried.
-        socket: PathBuf,
-        /// The `--timeout` that ran out.
-        timeout_ms: u64,
-    },
-    /// The broker refused the request.
-    #[error("{reason}: {message}")]
-    Broker {
-        /// Its reason.
-        reason: ErrorReason,
-        /// Its explanation.
-        message: String,
-        /// For a wait that timed out: where to resume.
-        resume_cursor: Option<u64>,
-    },
-    /// The broker's reply could not be understood: malformed, unexpected, wrong version.
+    /// The broker: not reachable (no runtime folder, nothing at the socket, no answer in
+    /// time), refused (its reason), or not understood. Never an [`ClientError::Argument`] (a
+    /// [`CtlError::Usage`]) nor a follower that lagged ([`CtlError::Lagged`]).
+    #[error(transparent)]
+    Client(ClientError),
+    /// A session's attach socket spoke something this side does not understand.
     #[error("protocol error: {0}")]
     Protocol(String),
     /// The desktop side failed: no focused session, several, no display, a grab refused.
@@ -85,9 +56,19 @@ pub enum CtlError {
 impl CtlError {
     /// Whether the message should be followed by [`START_HINT`].
     pub fn is_unreachable(&self) -> bool {
-        matches!(
-            self,
-            Self::NoRuntimeDir | Self::Unreachable { .. } | Self::NoAnswer { .. }
-        )
+        matches!(self, Self::Client(err) if err.is_unreachable())
+    }
+
+    /// The broker's refusal: its reason, its sentence, and for a wait that timed out where to
+    /// resume.
+    pub fn refusal(&self) -> Option<(clippy_proto::ErrorReason, &str, Option<u64>)> {
+        match self {
+            Self::Client(ClientError::Broker {
+                reason,
+                message,
+                resume_cursor,
+            }) => Some((*reason, message, *resume_cursor)),
+            _ => None,
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Exit codes (SPEC §10) and the machine-readable reason of each failure: one mapping, here.
 
+use clippy_client::ClientError;
 use clippy_proto::ErrorReason;
 
 use crate::commands::{Report, Status};
@@ -33,15 +34,9 @@ impl From<Exit> for std::process::ExitCode {
 pub fn exit_code(err: &CtlError) -> Exit {
     match err {
         CtlError::Usage(_) | CtlError::Config(_) => Exit::Usage,
-        CtlError::NoRuntimeDir | CtlError::Unreachable { .. } | CtlError::NoAnswer { .. } => {
-            Exit::Unreachable
-        }
-        CtlError::Protocol(_) => Exit::Protocol,
-        CtlError::Io { .. }
-        | CtlError::Session(_)
-        | CtlError::Desktop { .. }
-        | CtlError::Lagged => Exit::Failed,
-        CtlError::Broker { reason, .. } => match reason {
+        err if err.is_unreachable() => Exit::Unreachable,
+        CtlError::Protocol(_) | CtlError::Client(ClientError::Protocol(_)) => Exit::Protocol,
+        CtlError::Client(ClientError::Broker { reason, .. }) => match reason {
             ErrorReason::Timeout => Exit::Timeout,
             // Arguments the broker refused: a route to itself, a template without {turn}, …
             ErrorReason::InvalidArgument => Exit::Usage,
@@ -53,6 +48,11 @@ pub fn exit_code(err: &CtlError) -> Exit {
             | ErrorReason::NotAllowed => Exit::Protocol,
             _ => Exit::Failed,
         },
+        CtlError::Io { .. }
+        | CtlError::Session(_)
+        | CtlError::Desktop { .. }
+        | CtlError::Lagged
+        | CtlError::Client(_) => Exit::Failed,
     }
 }
 
@@ -71,15 +71,15 @@ pub fn reason(err: &CtlError) -> &'static str {
     match err {
         CtlError::Usage(_) => "invalid_arguments",
         CtlError::Config(_) => "invalid_configuration",
-        CtlError::NoRuntimeDir | CtlError::Unreachable { .. } | CtlError::NoAnswer { .. } => {
-            "broker_unreachable"
-        }
-        CtlError::Protocol(_) => "protocol_error",
+        err if err.is_unreachable() => "broker_unreachable",
+        CtlError::Protocol(_) | CtlError::Client(ClientError::Protocol(_)) => "protocol_error",
         CtlError::Io { .. } => "io_error",
         CtlError::Session(_) => "session_failed",
         CtlError::Desktop { reason, .. } => reason,
         CtlError::Lagged => "subscriber_lagged",
-        CtlError::Broker { reason, .. } => reason.as_str(),
+        CtlError::Client(ClientError::Broker { reason, .. }) => reason.as_str(),
+        // Connection failures are unreachable, arguments usage errors: nothing else is left.
+        CtlError::Client(_) => "broker_unreachable",
     }
 }
 
@@ -90,11 +90,11 @@ mod tests {
     use super::*;
 
     fn broker(reason: ErrorReason) -> CtlError {
-        CtlError::Broker {
+        CtlError::Client(ClientError::Broker {
             reason,
             message: String::new(),
             resume_cursor: None,
-        }
+        })
     }
 
     #[test]
@@ -103,22 +103,29 @@ mod tests {
         let cases = [
             (CtlError::Usage("x".into()), Exit::Usage),
             (CtlError::Config("x".into()), Exit::Usage),
-            (CtlError::NoRuntimeDir, Exit::Unreachable),
             (
-                CtlError::Unreachable {
-                    socket: socket.clone(),
-                    detail: "refused".into(),
-                },
+                CtlError::Client(ClientError::NoRuntimeDir),
                 Exit::Unreachable,
             ),
             (
-                CtlError::NoAnswer {
+                CtlError::Client(ClientError::Unreachable {
+                    socket: socket.clone(),
+                    detail: "refused".into(),
+                }),
+                Exit::Unreachable,
+            ),
+            (
+                CtlError::Client(ClientError::NoAnswer {
                     socket,
                     timeout_ms: 5,
-                },
+                }),
                 Exit::Unreachable,
             ),
             (CtlError::Protocol("x".into()), Exit::Protocol),
+            (
+                CtlError::Client(ClientError::Protocol("x".into())),
+                Exit::Protocol,
+            ),
             (
                 CtlError::Io {
                     context: "x".into(),
@@ -183,7 +190,10 @@ mod tests {
             reason(&broker(ErrorReason::HistoryFailed)),
             "history_failed"
         );
-        assert_eq!(reason(&CtlError::NoRuntimeDir), "broker_unreachable");
+        assert_eq!(
+            reason(&CtlError::Client(ClientError::NoRuntimeDir)),
+            "broker_unreachable"
+        );
         assert_eq!(reason(&CtlError::Usage("x".into())), "invalid_arguments");
         assert_eq!(reason(&CtlError::Protocol("x".into())), "protocol_error");
     }

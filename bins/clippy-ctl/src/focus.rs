@@ -7,12 +7,12 @@
 
 use std::path::PathBuf;
 
+use clippy_client::{Connection, Sink};
 use clippy_desktop::{
     ClipboardProvider, DesktopError, Environment, FocusError, SessionRef, Tmux, TmuxClipboard,
 };
-use clippy_proto::{Format, Message};
+use clippy_proto::Format;
 
-use crate::broker::{Broker, unexpected};
 use crate::cli::Cli;
 use crate::config::Config;
 use crate::error::CtlError;
@@ -44,22 +44,20 @@ pub fn desktop(error: DesktopError) -> CtlError {
 }
 
 /// The broker's sessions, as the resolvers take them.
-pub fn session_refs(broker: &mut Broker) -> Result<Vec<SessionRef>, CtlError> {
-    match broker.request(|id| Message::ListSessions { id })? {
-        Message::Sessions { sessions, .. } => Ok(sessions
-            .into_iter()
-            .map(|s| SessionRef {
-                session: s.session,
-                name: s.name,
-                pid: s.pid,
-            })
-            .collect()),
-        other => Err(unexpected("list_sessions", &other)),
-    }
+pub fn session_refs(broker: &mut Connection) -> Result<Vec<SessionRef>, CtlError> {
+    Ok(broker
+        .list_sessions()?
+        .into_iter()
+        .map(|s| SessionRef {
+            session: s.session,
+            name: s.name,
+            pid: s.pid,
+        })
+        .collect())
 }
 
 /// The session the user is looking at in `env`.
-pub fn focused(env: Environment, broker: &mut Broker) -> Result<SessionRef, CtlError> {
+pub fn focused(env: Environment, broker: &mut Connection) -> Result<SessionRef, CtlError> {
     let sessions = session_refs(broker)?;
     let mut resolver = env.resolver().map_err(desktop)?;
     resolver.focused_session(&sessions).map_err(desktop)
@@ -72,7 +70,7 @@ pub fn target(
     focused_flag: bool,
     cli: &Cli,
     config: &Config,
-    broker: &mut Broker,
+    broker: &mut Connection,
 ) -> Result<(String, String), CtlError> {
     match session {
         Some(session) if !focused_flag => Ok((session.to_owned(), session.to_owned())),
@@ -92,24 +90,14 @@ pub fn target(
 /// the broker delivers the relay buffer to its file sink, into a private folder of ours (0700,
 /// under `$XDG_RUNTIME_DIR` when set), and we load that file with `tmux load-buffer -`. The
 /// file is removed at once.
-pub fn deliver_tmux_clipboard(broker: &mut Broker, format: Format) -> Result<(), CtlError> {
+pub fn deliver_tmux_clipboard(broker: &mut Connection, format: Format) -> Result<(), CtlError> {
     let dir = PrivateDir::new()?;
     let file = dir.0.join("relay");
     let path = file
         .to_str()
         .ok_or_else(|| CtlError::Usage("the runtime folder is not valid UTF-8".into()))?
         .to_owned();
-    let request = |id| Message::Deliver {
-        id,
-        sink: "file".into(),
-        session: None,
-        path: Some(path.clone()),
-        format,
-    };
-    match broker.request(request)? {
-        Message::Done { .. } => {}
-        other => return Err(unexpected("deliver", &other)),
-    }
+    broker.deliver(&Sink::File(path), format)?;
     let content = std::fs::read(&file).map_err(|source| CtlError::Io {
         context: format!("cannot read {}", file.display()),
         source,

@@ -2,42 +2,36 @@
 //! the turns of live and ended sessions that outlive broker restarts. And the `history` line of
 //! `status`.
 
-use clippy_proto::{ErrorReason, HistoryInfo, Message};
+use clippy_client::{Connection, HistoryQuery, SearchQuery, TimeRange};
+use clippy_proto::HistoryInfo;
 
-use crate::broker::{Broker, unexpected};
-use crate::cli::{HistoryArgs, SearchArgs, TimeRange};
+use crate::cli::{HistoryArgs, SearchArgs};
 use crate::commands::Report;
 use crate::error::CtlError;
 
 /// `history [SESSION] …` and `history --forget SESSION|--all`.
 pub fn history(
     args: &HistoryArgs,
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
 ) -> Result<Report, CtlError> {
     if args.forget {
         return forget(args, connect);
     }
-    check_range(args.range)?;
-    let request = |id| Message::History {
-        id,
+    let query = HistoryQuery {
         session: args.session.clone(),
-        since: args.range.since,
-        until: args.range.until,
+        range: range_of(args.range)?,
         limit: args.limit,
     };
-    match connect()?.request(request)? {
-        Message::HistoryTurns { turns, .. } => Ok(Report::History {
-            session: args.session.clone(),
-            turns,
-        }),
-        other => Err(unexpected("history", &other)),
-    }
+    Ok(Report::History {
+        session: args.session.clone(),
+        turns: connect()?.history(&query)?,
+    })
 }
 
 /// `history --forget SESSION` or `history --forget --all` (clap has checked it is one of them).
 fn forget(
     args: &HistoryArgs,
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
 ) -> Result<Report, CtlError> {
     let session = if args.all {
         None
@@ -46,59 +40,33 @@ fn forget(
             CtlError::Usage("history --forget needs a SESSION, or --all for everything".into())
         })?)
     };
-    let request = |id| Message::ForgetHistory {
-        id,
-        session: session.clone(),
-        all: args.all,
-    };
-    match connect()?.request(request)? {
-        Message::Forgotten { turns, .. } => Ok(Report::Forgotten { session, turns }),
-        other => Err(unexpected("forget_history", &other)),
-    }
+    let turns = connect()?.forget_history(session.clone(), args.all)?;
+    Ok(Report::Forgotten { session, turns })
 }
 
 /// `search QUERY… [--session S] …`.
 pub fn search(
     args: &SearchArgs,
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
 ) -> Result<Report, CtlError> {
-    let query = query_of(&args.query)?;
-    check_range(args.range)?;
-    let request = |id| Message::Search {
-        id,
-        query: query.clone(),
-        session: args.session.clone(),
-        since: args.range.since,
-        until: args.range.until,
-        limit: args.limit,
-    };
-    match connect()?.request(request)? {
-        Message::SearchHits { hits, .. } => Ok(Report::SearchHits { query, hits }),
-        other => Err(unexpected("search", &other)),
-    }
+    let mut query = query_of(&args.query)?;
+    query.session = args.session.clone();
+    query.range = range_of(args.range)?;
+    query.limit = args.limit;
+    Ok(Report::SearchHits {
+        hits: connect()?.search(&query)?,
+        query: query.words().to_owned(),
+    })
 }
 
 /// The words of `search`, joined with spaces; some must be there.
-fn query_of(words: &[String]) -> Result<String, CtlError> {
-    let query = words.join(" ");
-    if query.trim().is_empty() {
-        return Err(CtlError::Usage(
-            "search needs words to find (QUERY is empty)".into(),
-        ));
-    }
-    Ok(query)
+fn query_of(words: &[String]) -> Result<SearchQuery, CtlError> {
+    Ok(SearchQuery::new(words.join(" "))?)
 }
 
 /// `--since` must come before `--until`, or nothing could match.
-fn check_range(range: TimeRange) -> Result<(), CtlError> {
-    match (range.since, range.until) {
-        (Some(since), Some(until)) if since >= until => Err(CtlError::Usage(format!(
-            "--since ({}) is not before --until ({}): no turn could match",
-            clippy_proto::iso8601_utc(since),
-            clippy_proto::iso8601_utc(until)
-        ))),
-        _ => Ok(()),
-    }
+fn range_of(range: crate::cli::TimeRange) -> Result<TimeRange, CtlError> {
+    Ok(TimeRange::new(range.since, range.until)?)
 }
 
 /// Why `status` has no history to show: the reason and message of the failed
@@ -114,32 +82,18 @@ pub struct NotReported {
 
 /// `status`'s history: the store's state, or why the broker did not say (an older broker does
 /// not know `history_status`). Never an error: `status` reports what it can.
-pub fn status(broker: &mut Broker) -> Result<HistoryInfo, NotReported> {
-    match broker.request(|id| Message::HistoryStatus { id }) {
-        Ok(Message::HistoryState { history, .. }) => Ok(history),
-        Ok(other) => Err(not_reported(&unexpected("history_status", &other))),
-        // A broker that keeps no history may say so this way too.
-        Err(CtlError::Broker {
-            reason: ErrorReason::HistoryOff,
-            ..
-        }) => Ok(HistoryInfo {
-            enabled: false,
-            path: None,
-            turns: 0,
-            events: 0,
-            bytes: 0,
-            problem: None,
-        }),
-        Err(error) => Err(not_reported(&error)),
-    }
+pub fn status(broker: &mut Connection) -> Result<HistoryInfo, NotReported> {
+    broker
+        .history_status()
+        .map_err(|error| not_reported(&CtlError::from(error)))
 }
 
 fn not_reported(error: &CtlError) -> NotReported {
     NotReported {
         reason: crate::exit::reason(error),
-        message: match error {
-            CtlError::Broker { message, .. } => message.clone(),
-            other => other.to_string(),
+        message: match error.refusal() {
+            Some((_, message, _)) => message.to_owned(),
+            None => error.to_string(),
         },
     }
 }
@@ -234,30 +188,30 @@ mod tests {
         else {
             panic!("not search");
         };
-        assert_eq!(query_of(&args.query).unwrap(), "migration lock");
+        assert_eq!(query_of(&args.query).unwrap().words(), "migration lock");
         assert_eq!(args.session.as_deref(), Some("rev"));
         for hostile in ["\"", "NEAR(", "a-b", "*", "'", "a OR b", "col:x", "^x"] {
             let Command::Search(args) = parse(&["search", hostile]).unwrap().command else {
                 panic!("not search");
             };
-            assert_eq!(query_of(&args.query).unwrap(), hostile);
+            assert_eq!(query_of(&args.query).unwrap().words(), hostile);
         }
         // A word that starts with '-' comes after `--`.
         let Command::Search(args) = parse(&["search", "--", "-x"]).unwrap().command else {
             panic!("not search");
         };
-        assert_eq!(query_of(&args.query).unwrap(), "-x");
+        assert_eq!(query_of(&args.query).unwrap().words(), "-x");
         assert!(parse(&["search"]).is_err());
         assert!(matches!(query_of(&["  ".into()]), Err(CtlError::Usage(_))));
     }
 
     #[test]
     fn since_must_come_before_until() {
-        let range = |since, until| TimeRange { since, until };
-        assert!(check_range(range(Some(1), Some(2))).is_ok());
-        assert!(check_range(range(Some(1), None)).is_ok());
-        assert!(check_range(range(None, Some(1))).is_ok());
-        let err = check_range(range(Some(2), Some(2))).unwrap_err();
+        let range = |since, until| crate::cli::TimeRange { since, until };
+        assert!(range_of(range(Some(1), Some(2))).is_ok());
+        assert!(range_of(range(Some(1), None)).is_ok());
+        assert!(range_of(range(None, Some(1))).is_ok());
+        let err = range_of(range(Some(2), Some(2))).unwrap_err();
         assert!(matches!(err, CtlError::Usage(_)));
         assert!(err.to_string().contains("--since"), "{err}");
     }

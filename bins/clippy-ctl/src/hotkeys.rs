@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -16,10 +15,10 @@ use clippy_desktop::{
     Binding, Environment, HotkeyAction, HotkeyEvent, HotkeyProvider, Regrab, SessionResolver, Tmux,
     X11Hotkeys, X11Resolver, tmux_bindings,
 };
-use clippy_proto::{Format, Message};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use clippy_proto::Format;
 
-use crate::broker::{Broker, resolve_socket, unexpected};
+use clippy_client::{Connection, Sink};
+
 use crate::cli::{BindingArgs, Cli};
 use crate::commands::Report;
 use crate::config::Config;
@@ -108,8 +107,7 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
                 .into(),
         ));
     }
-    let timeout = Duration::from_millis(cli.timeout);
-    let mut broker = Broker::connect(&resolve_socket(cli.socket.as_deref())?, timeout)?;
+    let mut broker = crate::broker::connect(cli)?;
     let mut keys = X11Hotkeys::connect(None).map_err(desktop)?;
     let mut resolver = X11Resolver::connect(None).map_err(desktop)?;
 
@@ -152,11 +150,11 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
             keys.unregister().map_err(desktop)?;
             return Ok(Report::HotkeysStopped);
         }
-        if broker_gone(&broker) {
-            let error = CtlError::Unreachable {
-                socket: resolve_socket(cli.socket.as_deref())?,
+        if !broker.is_open() {
+            let error = CtlError::Client(clippy_client::ClientError::Unreachable {
+                socket: broker.socket().to_owned(),
                 detail: "the broker closed the connection".into(),
-            };
+            });
             return Err(stopped(&mut keys, error));
         }
         let action = match keys.next_event(Some(TICK)) {
@@ -238,7 +236,7 @@ fn after_regrab(lost: &mut BTreeSet<HotkeyAction>, results: &[Regrab]) -> (Vec<N
 fn perform(
     action: HotkeyAction,
     format: Format,
-    broker: &mut Broker,
+    broker: &mut Connection,
     resolver: &mut dyn SessionResolver,
 ) -> Result<String, CtlError> {
     let focused = if action.needs_focus() {
@@ -247,52 +245,26 @@ fn perform(
     } else {
         None
     };
-    let capture = |broker: &mut Broker, session: &clippy_desktop::SessionRef| {
-        let request = |id| Message::Capture {
-            id,
-            session: session.session.clone(),
-        };
-        match broker.request(request)? {
-            Message::Captured {
-                turn_id,
-                byte_length,
-                ..
-            } => {
-                let seq = turn_id.rsplit(':').next().unwrap_or_default().to_owned();
-                Ok(format!(
-                    "captured {}:{seq}, {}",
-                    session.label(),
-                    human_size(byte_length)
-                ))
-            }
-            other => Err(unexpected("capture", &other)),
-        }
+    let capture = |broker: &mut Connection, session: &clippy_desktop::SessionRef| {
+        let captured = broker.capture(&session.session)?;
+        let seq = captured
+            .turn_id
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        Ok::<_, CtlError>(format!(
+            "captured {}:{seq}, {}",
+            session.label(),
+            human_size(captured.byte_length)
+        ))
     };
-    let copy = |broker: &mut Broker| {
-        let request = |id| Message::Deliver {
-            id,
-            sink: "clipboard".into(),
-            session: None,
-            path: None,
-            format,
-        };
-        match broker.request(request)? {
-            Message::Done { .. } => Ok(()),
-            other => Err(unexpected("deliver", &other)),
-        }
-    };
+    let copy = |broker: &mut Connection| broker.deliver(&Sink::Clipboard, format);
     match (action, focused) {
         (HotkeyAction::Capture, Some(session)) => capture(broker, &session),
         (HotkeyAction::Paste, Some(session)) => {
-            let request = |id| Message::Paste {
-                id,
-                session: session.session.clone(),
-                format,
-            };
-            match broker.request(request)? {
-                Message::Done { .. } => Ok(format!("pasted into {}", session.label())),
-                other => Err(unexpected("paste", &other)),
-            }
+            broker.paste(&session.session, format)?;
+            Ok(format!("pasted into {}", session.label()))
         }
         (HotkeyAction::CaptureAndCopy, Some(session)) => {
             let captured = capture(broker, &session)?;
@@ -315,17 +287,6 @@ fn human_size(bytes: u32) -> String {
         format!("{:.1} KiB", b / 1024.0)
     } else {
         format!("{:.1} MiB", b / (1024.0 * 1024.0))
-    }
-}
-
-/// Whether the broker connection is gone. The broker never writes to a client unasked, so a
-/// readable socket between requests means it closed (or broke) the connection.
-fn broker_gone(broker: &Broker) -> bool {
-    let mut fds = [PollFd::new(broker.stream().as_fd(), PollFlags::POLLIN)];
-    match poll(&mut fds, PollTimeout::ZERO) {
-        Ok(0) | Err(nix::errno::Errno::EINTR) => false,
-        Ok(_) => true,
-        Err(_) => true,
     }
 }
 

@@ -103,8 +103,7 @@ fn main() -> ExitCode {
 /// `spawn`, `attach`, `detach`: what they print on stdout; `None` for the other commands.
 fn terminal_commands(cli: &Cli) -> Option<Result<Vec<u8>, error::CtlError>> {
     let timeout = std::time::Duration::from_millis(cli.timeout);
-    let connect =
-        || broker::Broker::connect(&broker::resolve_socket(cli.socket.as_deref())?, timeout);
+    let connect = || broker::connect(cli);
     let result = match &cli.command {
         cli::Command::Spawn(args) => spawn::spawn(cli, args).and_then(|id| {
             if cli.json {
@@ -140,7 +139,7 @@ fn terminal_commands(cli: &Cli) -> Option<Result<Vec<u8>, error::CtlError>> {
 /// `attach`: until detached; says how it ended on stderr.
 fn attach(
     cli: &Cli,
-    connect: &dyn Fn() -> Result<broker::Broker, error::CtlError>,
+    connect: &dyn Fn() -> Result<clippy_client::Connection, error::CtlError>,
     session: &str,
     read_only: bool,
     detach_key: Option<&str>,

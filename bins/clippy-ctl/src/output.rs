@@ -9,7 +9,6 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use base64::Engine as _;
 use clippy_proto::{
     EventRecord, Format, HistoryEntry, HistoryInfo, HookStats, InboxItem, Mode, RouteInfo,
     RouteKind, SearchHit, SessionExit, SessionState, SessionSummary, TurnMeta, WaitingState,
@@ -70,7 +69,7 @@ pub fn render(
             out,
             "pasted the relay buffer into {} ({})",
             clean(session),
-            format_name(*format)
+            format.as_str()
         ),
         Report::Delivered {
             sink,
@@ -87,7 +86,7 @@ pub fn render(
                 out,
                 "delivered the relay buffer to the {} sink{target} ({})",
                 sink.as_str(),
-                format_name(*format)
+                format.as_str()
             )
         }
         Report::Status(status) => status_lines(out, status),
@@ -357,7 +356,7 @@ fn route_line(r: &RouteInfo) -> String {
             RouteKind::Handoff => "handoff",
             RouteKind::Report => "report",
         },
-        format_name(r.format),
+        r.format.as_str(),
         if r.submit { "submit" } else { "no submit" },
     ];
     if r.interrupt {
@@ -495,10 +494,7 @@ pub fn render_error(
     err: &mut dyn Write,
 ) -> io::Result<()> {
     // A wait that timed out says where to resume: on stdout, like a match's cursor.
-    let resume_cursor = match error {
-        CtlError::Broker { resume_cursor, .. } => *resume_cursor,
-        _ => None,
-    };
+    let resume_cursor = error.refusal().and_then(|(_, _, cursor)| cursor);
     if json {
         return write_json(
             out,
@@ -515,14 +511,12 @@ pub fn render_error(
     if let Some(cursor) = resume_cursor {
         writeln!(out, "{cursor}")?;
     }
-    match error {
+    match error.refusal() {
         // The broker's reason first, as it is on the wire, so scripts can grep for it.
-        CtlError::Broker {
-            reason, message, ..
-        } => {
+        Some((reason, message, _)) => {
             writeln!(err, "{PROGRAM}: {reason}: {}", clean(message))?;
         }
-        other => writeln!(err, "{PROGRAM}: {}", clean(&other.to_string()))?,
+        None => writeln!(err, "{PROGRAM}: {}", clean(&error.to_string()))?,
     }
     if error.is_unreachable() {
         writeln!(err, "{PROGRAM}: hint: {START_HINT}")?;
@@ -551,10 +545,10 @@ fn write_json(out: &mut dyn Write, value: &Value) -> io::Result<()> {
 }
 
 fn error_json(error: &CtlError) -> Value {
-    let message = match error {
-        CtlError::Broker { message, .. } => message.clone(),
-        other if other.is_unreachable() => format!("{other}; {START_HINT}"),
-        other => other.to_string(),
+    let message = match error.refusal() {
+        Some((_, message, _)) => message.to_owned(),
+        None if error.is_unreachable() => format!("{error}; {START_HINT}"),
+        None => error.to_string(),
     };
     json!({ "reason": reason(error), "message": message })
 }
@@ -575,7 +569,7 @@ fn report_json(report: &Report) -> Value {
         } => {
             let mut turn = turn_meta_json(meta);
             if let Value::Object(fields) = &mut turn {
-                fields.insert("format".into(), format_name(*format).into());
+                fields.insert("format".into(), format.as_str().into());
                 insert_bytes(fields, "content", content);
             }
             json!({ "turn": turn })
@@ -585,7 +579,7 @@ fn report_json(report: &Report) -> Value {
             byte_length,
         } => json!({ "captured": { "turn_id": turn_id, "byte_length": byte_length } }),
         Report::Pasted { session, format } => {
-            json!({ "pasted": { "session": session, "format": format_name(*format) } })
+            json!({ "pasted": { "session": session, "format": format.as_str() } })
         }
         Report::Delivered {
             sink,
@@ -596,7 +590,7 @@ fn report_json(report: &Report) -> Value {
             "sink": sink.as_str(),
             "session": session,
             "path": path,
-            "format": format_name(*format),
+            "format": format.as_str(),
         } }),
         Report::Status(Status { socket, broker }) => {
             let socket = socket.as_deref().map(Path::to_string_lossy);
@@ -737,15 +731,8 @@ fn report_json(report: &Report) -> Value {
 
 /// Bytes in JSON: `name` when they are valid UTF-8, else `name_b64` (standard base64).
 fn insert_bytes(fields: &mut serde_json::Map<String, Value>, name: &str, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => fields.insert(name.into(), text.into()),
-        Err(_) => fields.insert(
-            format!("{name}_b64"),
-            base64::engine::general_purpose::STANDARD
-                .encode(bytes)
-                .into(),
-        ),
-    };
+    let (name, value) = clippy_client::bytes_field(name, bytes);
+    fields.insert(name, value.into());
 }
 
 fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()> {
@@ -924,14 +911,6 @@ fn turn_meta_json(t: &TurnMeta) -> Value {
     })
 }
 
-fn format_name(format: Format) -> &'static str {
-    match format {
-        Format::Raw => "raw",
-        Format::Text => "text",
-        Format::Message => "message",
-    }
-}
-
 fn sessions_table(out: &mut dyn Write, sessions: &[SessionSummary]) -> io::Result<()> {
     if sessions.is_empty() {
         return writeln!(out, "no sessions");
@@ -995,7 +974,7 @@ fn turn_line(meta: &TurnMeta, format: Format, len: usize) -> String {
     let mut line = format!(
         "turn {}: {len} bytes ({}), {}",
         clean(&meta.turn_id),
-        format_name(format),
+        format.as_str(),
         iso8601_utc(meta.timestamp)
     );
     if let Some(code) = meta.exit_code {
@@ -1474,11 +1453,11 @@ mod tests {
 
     #[test]
     fn broker_errors_lead_with_their_reason() {
-        let error = CtlError::Broker {
+        let error = CtlError::Client(clippy_client::ClientError::Broker {
             reason: clippy_proto::ErrorReason::SessionNotFound,
             message: "no session \"x\"".into(),
             resume_cursor: None,
-        };
+        });
         let (mut out, mut err) = (Vec::new(), Vec::new());
         render_error(&error, false, &mut out, &mut err).unwrap();
         assert!(out.is_empty());

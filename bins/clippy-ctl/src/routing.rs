@@ -5,9 +5,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use clippy_proto::{EventRecord, Message, RouteKind, RouteSpec};
+use clippy_client::Connection;
+use clippy_proto::{EventRecord, RouteKind, RouteSpec};
 
-use crate::broker::{Broker, unexpected};
 use crate::cli::{RouteCommand, RouteKindArg};
 use crate::commands::Report;
 use crate::error::CtlError;
@@ -15,7 +15,7 @@ use crate::error::CtlError;
 /// Runs a `route` subcommand.
 pub fn route(
     command: &RouteCommand,
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
 ) -> Result<Report, CtlError> {
     match command {
         RouteCommand::Add {
@@ -49,68 +49,42 @@ pub fn route(
                 gated: *gated,
                 submit: Some(!no_submit),
             };
-            route_reply(
-                "route_add",
-                connect()?.request(|id| Message::RouteAdd { id, route: spec })?,
-                "added",
-            )
+            Ok(Report::Route {
+                route: connect()?.route_add(spec)?,
+                verb: "added",
+            })
         }
-        RouteCommand::List => match connect()?.request(|id| Message::RouteList { id })? {
-            Message::Routes { routes, .. } => Ok(Report::Routes(routes)),
-            other => Err(unexpected("route_list", &other)),
-        },
+        RouteCommand::List => Ok(Report::Routes(connect()?.route_list()?)),
         RouteCommand::Rm { route } => {
-            let request = |id| Message::RouteRemove {
-                id,
-                route: route.clone(),
-            };
-            match connect()?.request(request)? {
-                Message::Done { .. } => Ok(Report::RouteRemoved(route.clone())),
-                other => Err(unexpected("route_remove", &other)),
-            }
+            connect()?.route_remove(route)?;
+            Ok(Report::RouteRemoved(route.clone()))
         }
-        RouteCommand::Pause { route } => {
-            let request = |id| Message::RoutePause {
-                id,
-                route: route.clone(),
-            };
-            route_reply("route_pause", connect()?.request(request)?, "paused")
-        }
-        RouteCommand::Resume { route } => {
-            let request = |id| Message::RouteResume {
-                id,
-                route: route.clone(),
-            };
-            route_reply("route_resume", connect()?.request(request)?, "resumed")
-        }
-    }
-}
-
-fn route_reply(request: &str, reply: Message, verb: &'static str) -> Result<Report, CtlError> {
-    match reply {
-        Message::Route { route, .. } => Ok(Report::Route { route, verb }),
-        other => Err(unexpected(request, &other)),
+        RouteCommand::Pause { route } => Ok(Report::Route {
+            route: connect()?.route_pause(route)?,
+            verb: "paused",
+        }),
+        RouteCommand::Resume { route } => Ok(Report::Route {
+            route: connect()?.route_resume(route)?,
+            verb: "resumed",
+        }),
     }
 }
 
 /// `inbox SESSION`.
 pub fn inbox(
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
     session: &str,
 ) -> Result<Report, CtlError> {
-    let request = |id| Message::Inbox {
-        id,
-        session: session.to_owned(),
-    };
-    match connect()?.request(request)? {
-        Message::InboxItems { session, items, .. } => Ok(Report::Inbox { session, items }),
-        other => Err(unexpected("inbox", &other)),
-    }
+    let inbox = connect()?.inbox(session)?;
+    Ok(Report::Inbox {
+        session: inbox.session,
+        items: inbox.items,
+    })
 }
 
 /// `approve ID [--edit FILE]` and `deny ID`.
 pub fn resolve(
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
     approval: &str,
     approved: bool,
     edit: Option<&Path>,
@@ -119,87 +93,48 @@ pub fn resolve(
         .map(|path| read_text(path, "edited handoff"))
         .transpose()?;
     let edited = text.is_some();
-    let reply = if approved {
-        connect()?.request(|id| Message::Approve {
-            id,
-            approval: approval.to_owned(),
-            text,
-        })?
+    let mut broker = connect()?;
+    if approved {
+        broker.approve(approval, text)?;
     } else {
-        connect()?.request(|id| Message::Deny {
-            id,
-            approval: approval.to_owned(),
-        })?
-    };
-    match reply {
-        Message::Done { .. } => Ok(Report::Resolved {
-            approval: approval.to_owned(),
-            approved,
-            edited,
-        }),
-        other => Err(unexpected(
-            if approved { "approve" } else { "deny" },
-            &other,
-        )),
+        broker.deny(approval)?;
     }
+    Ok(Report::Resolved {
+        approval: approval.to_owned(),
+        approved,
+        edited,
+    })
 }
 
 /// `events` without `--follow`: the history.
 pub fn events(
-    connect: &dyn Fn() -> Result<Broker, CtlError>,
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
     since: Option<u64>,
     types: &[String],
 ) -> Result<Report, CtlError> {
-    let request = |id| Message::ListEvents {
-        id,
-        since,
-        types: types.to_vec(),
-    };
-    match connect()?.request(request)? {
-        Message::Events { events, .. } => Ok(Report::Events(events)),
-        other => Err(unexpected("list_events", &other)),
-    }
+    Ok(Report::Events(connect()?.list_events(since, types)?))
 }
 
 /// `events --follow`: subscribes and writes each event with `write` as it arrives, until the
 /// broker goes away (an error: the stream ended) or writing fails (the reader went away: done).
 pub fn follow(
-    mut broker: Broker,
+    broker: Connection,
     since: Option<u64>,
     types: &[String],
     write: &mut dyn FnMut(&EventRecord) -> std::io::Result<()>,
 ) -> Result<(), CtlError> {
-    broker.wait_forever()?;
-    let request = |id| Message::Subscribe {
-        id,
-        since,
-        types: types.to_vec(),
-    };
-    match broker.request(request)? {
-        Message::Subscribed { .. } => {}
-        other => return Err(unexpected("subscribe", &other)),
-    }
-    let mut lagged = false;
+    let mut events = broker.subscribe(since, types, None)?;
     loop {
-        let next = match broker.next_unsolicited() {
-            Err(_) if lagged => return Err(CtlError::Lagged),
-            next => next?,
-        };
-        match next {
-            Message::Event { event, .. } => {
-                lagged = event.kind == "subscriber.lagged";
-                if let Err(e) = write(&event) {
-                    return if e.kind() == std::io::ErrorKind::BrokenPipe {
-                        Ok(())
-                    } else {
-                        Err(CtlError::Io {
-                            context: "cannot write the event".into(),
-                            source: e,
-                        })
-                    };
-                }
-            }
-            other => return Err(unexpected("an event", &other)),
+        let event = events.next_event()?;
+        if let Err(e) = write(&event) {
+            return if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                Err(CtlError::Io {
+                    context: "cannot write the event".into(),
+                    source: e,
+                })
+            };
         }
     }
 }

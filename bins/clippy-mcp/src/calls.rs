@@ -4,25 +4,19 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
-use clippy_proto::{ErrorReason, Message, PatternKind, RouteKind, RouteSpec};
+use clippy_client::{ArgumentError, ClientError, CommandLine, Connection, Found, Input, Sink};
+use clippy_proto::{ErrorReason, PatternKind, RouteKind, RouteSpec};
 use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::bridge::{Bridge, Failure};
+use crate::bridge::Bridge;
 use crate::tools::{
     CaptureArgs, DeliverArgs, EndSessionArgs, EventsSinceArgs, ExecArgs, ExpectSendArgs,
     GetTurnArgs, ListTurnsArgs, NoArgs, PasteArgs, ReadSpoolArgs, RouteAddArgs, RouteKindArg,
     RouteRemoveArgs, ScreenArgs, SendArgs, SessionArgs, TurnFormat, WaitForArgs, WaitPromptArgs,
 };
 
-/// The waits' default deadline, as the broker's.
-const DEFAULT_WAIT_MS: u64 = 30_000;
-/// `end_session`'s default deadline, as the broker's.
-const DEFAULT_END_MS: u64 = 5_000;
-/// How long the wrapper may take to answer a `screen` request.
-const SCREEN_TIMEOUT_MS: u64 = 5_000;
 /// `events_since`'s default number of events.
 const DEFAULT_EVENTS: u32 = 100;
 
@@ -114,8 +108,8 @@ pub fn call(
 /// Why a call failed, as its result says it.
 #[derive(Debug)]
 enum Refusal {
-    /// The broker's own reason.
-    Broker(Failure),
+    /// The client layer's error: the broker's own reason, no broker, or an argument it refused.
+    Client(ClientError),
     /// The arguments are wrong before anything was asked.
     Argument(String),
 }
@@ -124,7 +118,16 @@ impl Refusal {
     fn into_json(self) -> Value {
         match self {
             Self::Argument(message) => json!({ "reason": "invalid_argument", "message": message }),
-            Self::Broker(Failure::Refused {
+            Self::Client(ClientError::Argument(refused)) => {
+                let message = match refused {
+                    ArgumentError::NothingToSend => {
+                        "nothing to send: text is empty and enter is false".to_owned()
+                    }
+                    other => other.to_string(),
+                };
+                json!({ "reason": "invalid_argument", "message": message })
+            }
+            Self::Client(ClientError::Broker {
                 reason,
                 message,
                 resume_cursor,
@@ -139,19 +142,25 @@ impl Refusal {
                 }
                 value
             }
-            Self::Broker(Failure::Unreachable(message)) => {
-                json!({ "reason": "broker_unavailable", "message": message })
+            Self::Client(err @ ClientError::Protocol(_)) => {
+                json!({ "reason": "unexpected_reply", "message": err.to_string() })
             }
-            Self::Broker(Failure::Unexpected(message)) => {
-                json!({ "reason": "unexpected_reply", "message": message })
+            Self::Client(err) => {
+                json!({ "reason": "broker_unavailable", "message": err.to_string() })
             }
         }
     }
 }
 
-impl From<Failure> for Refusal {
-    fn from(failure: Failure) -> Self {
-        Self::Broker(failure)
+impl From<ClientError> for Refusal {
+    fn from(err: ClientError) -> Self {
+        Self::Client(err)
+    }
+}
+
+impl From<ArgumentError> for Refusal {
+    fn from(err: ArgumentError) -> Self {
+        Self::Client(err.into())
     }
 }
 
@@ -177,38 +186,24 @@ impl Call<'_> {
         })
     }
 
-    fn quick(&self, make: impl FnOnce(u32) -> Message) -> Result<Message, Refusal> {
-        Ok(self.bridge.request(None, make)?)
-    }
-
-    fn waiting(
+    /// Runs `call` on a broker connection.
+    fn broker<T>(
         &self,
-        timeout_ms: u64,
-        make: impl FnOnce(u32) -> Message,
-    ) -> Result<Message, Refusal> {
-        Ok(self
-            .bridge
-            .request(Some(Duration::from_millis(timeout_ms)), make)?)
+        call: impl FnOnce(&mut Connection) -> Result<T, ClientError>,
+    ) -> Result<T, Refusal> {
+        Ok(self.bridge.with(call)?)
     }
 
     fn list_sessions(&self) -> Answer {
         let NoArgs {} = self.args()?;
-        match self.quick(|id| Message::ListSessions { id })? {
-            Message::Sessions { sessions, .. } => Ok(json!({ "sessions": sessions })),
-            other => unexpected("list_sessions", &other),
-        }
+        let sessions = self.broker(Connection::list_sessions)?;
+        Ok(json!({ "sessions": sessions }))
     }
 
     fn list_turns(&self) -> Answer {
         let ListTurnsArgs { session, limit } = self.args()?;
-        match self.quick(|id| Message::ListTurns {
-            id,
-            session: session.clone(),
-            limit,
-        })? {
-            Message::Turns { turns, .. } => Ok(json!({ "session": session, "turns": turns })),
-            other => unexpected("list_turns", &other),
-        }
+        let turns = self.broker(|broker| broker.list_turns(&session, limit))?;
+        Ok(json!({ "session": session, "turns": turns }))
     }
 
     fn get_turn(&self) -> Answer {
@@ -219,25 +214,19 @@ impl Call<'_> {
             offset,
         } = self.args()?;
         let which = one_of(turn_id, session, "turn_id", "session")?;
-        let reply = self.quick(|id| Message::GetTurn {
-            id,
-            turn_id: which,
-            format: format.wire(),
-        })?;
-        let Message::Turn { turn, content, .. } = reply else {
-            return unexpected("get_turn", &reply);
-        };
+        let turn = self.broker(|broker| broker.get_turn(&which, format.wire()))?;
+        let (meta, content) = (turn.meta, turn.content);
         let piece = Piece::of(&content, offset, self.limits.max_reply_bytes)?;
         let mut value = json!({
-            "turn_id": turn.turn_id,
-            "format": format_name(format),
-            "completed_at_ms": turn.timestamp,
-            "input": turn.input,
-            "exit_code": turn.exit_code,
-            "cwd": turn.cwd,
-            "interrupted": turn.interrupted,
-            "cut_at_capture": turn.truncated,
-            "spool_span": turn.spool_span,
+            "turn_id": meta.turn_id,
+            "format": turn.format.as_str(),
+            "completed_at_ms": meta.timestamp,
+            "input": meta.input,
+            "exit_code": meta.exit_code,
+            "cwd": meta.cwd,
+            "interrupted": meta.interrupted,
+            "cut_at_capture": meta.truncated,
+            "spool_span": meta.spool_span,
         });
         piece.insert(&mut value, "content", &content);
         if piece.truncated {
@@ -246,9 +235,9 @@ impl Call<'_> {
                  to read on{}",
                 piece.end,
                 content.len(),
-                turn.turn_id,
+                meta.turn_id,
                 piece.end,
-                match turn.spool_span {
+                match meta.spool_span {
                     Some((start, end)) =>
                         format!(", or read_spool from {start} (the turn's raw bytes end at {end})"),
                     None => String::new(),
@@ -271,25 +260,12 @@ impl Call<'_> {
         if max_bytes == 0 {
             return Err(Refusal::Argument("max_bytes must be at least 1".into()));
         }
-        let reply = self.quick(|id| Message::Read {
-            id,
-            session: session.clone(),
-            from_cursor: from,
-            max_bytes: Some(max_bytes),
-        })?;
-        let Message::SpoolData {
-            data,
-            cursor,
-            resume_cursor,
-            ..
-        } = reply
-        else {
-            return unexpected("read", &reply);
-        };
+        let read = self.broker(|broker| broker.read(&session, from, Some(max_bytes)))?;
+        let (data, cursor) = (read.data, read.cursor);
         // A UTF-8 character cut by the read's end is left for the next read.
         let whole = complete_utf8_prefix(&data);
         let resume_cursor = if whole == data.len() {
-            resume_cursor
+            read.resume_cursor
         } else {
             cursor + u64::try_from(whole).unwrap_or(0)
         };
@@ -317,16 +293,10 @@ impl Call<'_> {
             from,
             timeout_ms,
         } = self.args()?;
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-        let reply = self.waiting(timeout_ms, |id| Message::WaitFor {
-            id,
-            session,
-            pattern,
-            kind: pattern_kind(regex),
-            from_cursor: from,
-            timeout_ms: Some(timeout_ms),
+        let found = self.broker(|broker| {
+            broker.wait_for(&session, &pattern, pattern_kind(regex), from, timeout_ms)
         })?;
-        matched("wait_for", reply)
+        Ok(matched(found))
     }
 
     fn wait_prompt(&self) -> Answer {
@@ -335,14 +305,8 @@ impl Call<'_> {
             from,
             timeout_ms,
         } = self.args()?;
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-        let reply = self.waiting(timeout_ms, |id| Message::WaitPrompt {
-            id,
-            session,
-            from_cursor: from,
-            timeout_ms: Some(timeout_ms),
-        })?;
-        matched("wait_prompt", reply)
+        let found = self.broker(|broker| broker.wait_prompt(&session, from, timeout_ms))?;
+        Ok(matched(found))
     }
 
     fn send(&self) -> Answer {
@@ -351,32 +315,10 @@ impl Call<'_> {
             text,
             enter,
         } = self.args()?;
-        if text.is_empty() && !enter {
-            return Err(Refusal::Argument(
-                "nothing to send: text is empty and enter is false".into(),
-            ));
-        }
-        let bytes = text.len() + usize::from(enter);
+        let input = Input::new(text, enter)?;
         // The broker writes the Enter on its own after its submit delay, and answers once it
         // has (CONTRACTS/BROKER.md).
-        let request = |id| Message::Send {
-            id,
-            session: session.clone(),
-            data: text.into_bytes(),
-            enter,
-        };
-        let reply = if enter {
-            self.waiting(
-                u64::try_from(self.limits.submit_delay.as_millis()).unwrap_or(u64::MAX),
-                request,
-            )?
-        } else {
-            self.quick(request)?
-        };
-        match reply {
-            Message::Done { .. } => {}
-            other => return unexpected("send", &other),
-        }
+        let bytes = self.broker(|broker| broker.send(&session, input, self.limits.submit_delay))?;
         Ok(json!({ "session": session, "bytes": bytes, "enter": enter }))
     }
 
@@ -390,26 +332,18 @@ impl Call<'_> {
             text,
             enter,
         } = self.args()?;
-        let mut data = text.into_bytes();
-        if enter {
-            data.push(b'\r');
-        }
-        if data.is_empty() {
-            return Err(Refusal::Argument(
-                "nothing to send: text is empty and enter is false".into(),
-            ));
-        }
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-        let reply = self.waiting(timeout_ms, |id| Message::ExpectSend {
-            id,
-            session,
-            pattern,
-            kind: pattern_kind(regex),
-            from_cursor: from,
-            timeout_ms: Some(timeout_ms),
-            data,
+        let input = Input::new(text, enter)?;
+        let found = self.broker(|broker| {
+            broker.expect_send(
+                &session,
+                &pattern,
+                pattern_kind(regex),
+                from,
+                timeout_ms,
+                input,
+            )
         })?;
-        matched("expect_send", reply)
+        Ok(matched(found))
     }
 
     fn exec(&self) -> Answer {
@@ -418,35 +352,15 @@ impl Call<'_> {
             command,
             timeout_ms,
         } = self.args()?;
-        if command.trim().is_empty() || command.contains(['\n', '\r']) {
-            return Err(Refusal::Argument(
-                "exec runs one non-empty command line; type anything else with send".into(),
-            ));
-        }
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-        let reply = self.waiting(timeout_ms, |id| Message::Exec {
-            id,
-            session,
-            command,
-            timeout_ms: Some(timeout_ms),
-        })?;
-        let Message::ExecResult {
-            turn_id,
-            output,
-            exit_code,
-            cwd,
-            resume_cursor,
-            ..
-        } = reply
-        else {
-            return unexpected("exec", &reply);
-        };
+        let command = CommandLine::new(command)?;
+        let done = self.broker(|broker| broker.exec(&session, &command, timeout_ms))?;
         let mut value = json!({
-            "turn_id": turn_id,
-            "exit_code": exit_code,
-            "cwd": cwd,
-            "resume_cursor": resume_cursor,
+            "turn_id": done.turn_id,
+            "exit_code": done.exit_code,
+            "cwd": done.cwd,
+            "resume_cursor": done.resume_cursor,
         });
+        let output = done.output;
         let piece = Piece::of(output.as_bytes(), 0, self.limits.max_reply_bytes)?;
         piece.insert(&mut value, "output", output.as_bytes());
         if piece.truncated {
@@ -455,7 +369,7 @@ impl Call<'_> {
                  read on",
                 piece.end,
                 output.len(),
-                turn_id.as_deref().unwrap_or("?"),
+                done.turn_id.as_deref().unwrap_or("?"),
                 piece.end
             )
             .into();
@@ -465,34 +379,25 @@ impl Call<'_> {
 
     fn status(&self) -> Answer {
         let SessionArgs { session } = self.args()?;
-        match self.quick(|id| Message::SessionStatus { id, session })? {
-            Message::Status { status, .. } => Ok(json!({ "status": status })),
-            other => unexpected("session_status", &other),
-        }
+        let status = self.broker(|broker| broker.session_status(&session))?;
+        Ok(json!({ "status": status }))
     }
 
     fn screen(&self) -> Answer {
         let ScreenArgs { session, history } = self.args()?;
-        let reply = self.waiting(SCREEN_TIMEOUT_MS, |id| Message::Screen {
-            id,
+        let clippy_client::Screen {
             session,
-            history,
-            timeout_ms: Some(SCREEN_TIMEOUT_MS),
-        })?;
-        let Message::ScreenSnapshot {
-            session,
-            mut lines,
-            mut history,
-            cols,
-            rows,
-            cursor_row,
-            cursor_col,
-            alternate,
-            ..
-        } = reply
-        else {
-            return unexpected("screen", &reply);
-        };
+            screen:
+                clippy_proto::ScreenData {
+                    mut lines,
+                    mut history,
+                    cols,
+                    rows,
+                    cursor_row,
+                    cursor_col,
+                    alternate,
+                },
+        } = self.broker(|broker| broker.screen(&session, history, None))?;
         // Blank rows below the last written one say nothing (`rows` gives the height).
         while lines.len() > usize::try_from(history).unwrap_or(0)
             && lines.last().is_some_and(String::is_empty)
@@ -528,47 +433,25 @@ impl Call<'_> {
 
     fn capture(&self) -> Answer {
         let CaptureArgs { session, turn_id } = self.args()?;
-        let reply = match (session, turn_id) {
-            (Some(session), None) => self.quick(|id| Message::Capture { id, session })?,
-            (None, Some(turn_id)) => self.quick(|id| Message::CaptureById { id, turn_id })?,
+        let captured = match (session, turn_id) {
+            (Some(session), None) => self.broker(|broker| broker.capture(&session))?,
+            (None, Some(turn_id)) => self.broker(|broker| broker.capture_by_id(&turn_id))?,
             _ => return Err(either("session", "turn_id")),
         };
-        match reply {
-            Message::Captured {
-                turn_id,
-                byte_length,
-                ..
-            } => Ok(json!({ "turn_id": turn_id, "byte_length": byte_length })),
-            other => unexpected("capture", &other),
-        }
+        Ok(json!({ "turn_id": captured.turn_id, "byte_length": captured.byte_length }))
     }
 
     fn paste(&self) -> Answer {
         let PasteArgs { session, format } = self.args()?;
-        match self.quick(|id| Message::Paste {
-            id,
-            session: session.clone(),
-            format: format.wire(),
-        })? {
-            Message::Done { .. } => Ok(json!({ "session": session, "pasted": true })),
-            other => unexpected("paste", &other),
-        }
+        self.broker(|broker| broker.paste(&session, format.wire()))?;
+        Ok(json!({ "session": session, "pasted": true }))
     }
 
     fn deliver(&self) -> Answer {
         let DeliverArgs { path, format } = self.args()?;
         let path = absolute(&path)?;
-        let reply = self.quick(|id| Message::Deliver {
-            id,
-            sink: "file".into(),
-            session: None,
-            path: Some(path.clone()),
-            format: format.wire(),
-        })?;
-        match reply {
-            Message::Done { .. } => Ok(json!({ "path": path, "delivered": true })),
-            other => unexpected("deliver", &other),
-        }
+        self.broker(|broker| broker.deliver(&Sink::File(path.clone()), format.wire()))?;
+        Ok(json!({ "path": path, "delivered": true }))
     }
 
     fn route_add(&self) -> Answer {
@@ -597,29 +480,20 @@ impl Call<'_> {
             gated,
             submit,
         };
-        match self.quick(|id| Message::RouteAdd { id, route })? {
-            Message::Route { route, .. } => Ok(json!({ "route": route })),
-            other => unexpected("route_add", &other),
-        }
+        let route = self.broker(|broker| broker.route_add(route))?;
+        Ok(json!({ "route": route }))
     }
 
     fn route_list(&self) -> Answer {
         let NoArgs {} = self.args()?;
-        match self.quick(|id| Message::RouteList { id })? {
-            Message::Routes { routes, .. } => Ok(json!({ "routes": routes })),
-            other => unexpected("route_list", &other),
-        }
+        let routes = self.broker(Connection::route_list)?;
+        Ok(json!({ "routes": routes }))
     }
 
     fn route_remove(&self) -> Answer {
         let RouteRemoveArgs { route } = self.args()?;
-        match self.quick(|id| Message::RouteRemove {
-            id,
-            route: route.clone(),
-        })? {
-            Message::Done { .. } => Ok(json!({ "route": route, "removed": true })),
-            other => unexpected("route_remove", &other),
-        }
+        self.broker(|broker| broker.route_remove(&route))?;
+        Ok(json!({ "route": route, "removed": true }))
     }
 
     fn events_since(&self) -> Answer {
@@ -629,10 +503,7 @@ impl Call<'_> {
             limit,
         } = self.args()?;
         let limit = usize::try_from(limit.unwrap_or(DEFAULT_EVENTS).max(1)).unwrap_or(usize::MAX);
-        let reply = self.quick(|id| Message::ListEvents { id, since, types })?;
-        let Message::Events { events, .. } = reply else {
-            return unexpected("list_events", &reply);
-        };
+        let events = self.broker(|broker| broker.list_events(since, &types))?;
         // `events.missed` (id 0) says what the broker no longer holds; it is not an event of
         // the stream and does not move the cursor.
         let mut kept = Vec::new();
@@ -673,78 +544,36 @@ impl Call<'_> {
             force,
             timeout_ms,
         } = self.args()?;
-        let timeout_ms = timeout_ms.unwrap_or(DEFAULT_END_MS);
-        let reply = self.waiting(timeout_ms, |id| Message::EndSession {
-            id,
-            session: session.clone(),
-            force,
-            timeout_ms: Some(timeout_ms),
-        })?;
-        match reply {
-            Message::SessionEnded {
-                outcome,
-                resume_cursor,
-                ..
-            } => Ok(json!({
-                "session": session,
-                "outcome": outcome,
-                "resume_cursor": resume_cursor,
-            })),
-            other => unexpected("end_session", &other),
-        }
+        let ended = self.broker(|broker| broker.end_session(&session, force, timeout_ms))?;
+        Ok(json!({
+            "session": session,
+            "outcome": ended.outcome,
+            "resume_cursor": ended.resume_cursor,
+        }))
     }
 }
 
-/// A wait's reply as the tool returns it.
-fn matched(request: &str, reply: Message) -> Answer {
-    match reply {
-        Message::Matched {
-            match_text,
-            match_span,
-            resume_cursor,
-            exit_code,
-            cwd,
-            timestamp,
-            turn_id,
-            ..
-        } => {
-            let mut value = json!({
-                "matched": true,
-                "match_text": match_text,
-                "match_span": [match_span.0, match_span.1],
-                "resume_cursor": resume_cursor,
-            });
-            if let Some(code) = exit_code {
-                value["exit_code"] = code.into();
-            }
-            if let Some(cwd) = cwd {
-                value["cwd"] = cwd.into();
-            }
-            if let Some(at) = timestamp {
-                value["timestamp_ms"] = at.into();
-            }
-            if let Some(turn_id) = turn_id {
-                value["turn_id"] = turn_id.into();
-            }
-            Ok(value)
-        }
-        other => unexpected(request, &other),
+/// A wait's outcome as the tool returns it.
+fn matched(found: Found) -> Value {
+    let mut value = json!({
+        "matched": true,
+        "match_text": found.match_text,
+        "match_span": [found.match_span.0, found.match_span.1],
+        "resume_cursor": found.resume_cursor,
+    });
+    if let Some(code) = found.exit_code {
+        value["exit_code"] = code.into();
     }
-}
-
-fn unexpected<T>(request: &str, reply: &Message) -> Result<T, Refusal> {
-    Err(Refusal::Broker(Failure::Unexpected(format!(
-        "the broker answered {request} with {}",
-        reply_type(reply)
-    ))))
-}
-
-/// A reply's wire type, for messages (its content may be large).
-fn reply_type(reply: &Message) -> String {
-    serde_json::to_value(reply)
-        .ok()
-        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_else(|| "something else".into())
+    if let Some(cwd) = found.cwd {
+        value["cwd"] = cwd.into();
+    }
+    if let Some(at) = found.timestamp {
+        value["timestamp_ms"] = at.into();
+    }
+    if let Some(turn_id) = found.turn_id {
+        value["turn_id"] = turn_id.into();
+    }
+    value
 }
 
 fn pattern_kind(regex: bool) -> PatternKind {
@@ -752,14 +581,6 @@ fn pattern_kind(regex: bool) -> PatternKind {
         PatternKind::Regex
     } else {
         PatternKind::Literal
-    }
-}
-
-fn format_name(format: TurnFormat) -> &'static str {
-    match format {
-        TurnFormat::Text => "text",
-        TurnFormat::Raw => "raw",
-        TurnFormat::Message => "message",
     }
 }
 
@@ -802,14 +623,8 @@ fn absolute(path: &str) -> Result<String, Refusal> {
 
 /// The bytes as a JSON string when they are UTF-8, else base64 under `<name>_b64`.
 fn insert_bytes(value: &mut Value, name: &str, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => value[name] = text.into(),
-        Err(_) => {
-            value[format!("{name}_b64")] = base64::engine::general_purpose::STANDARD
-                .encode(bytes)
-                .into();
-        }
-    }
+    let (name, text) = clippy_client::bytes_field(name, bytes);
+    value[name] = text.into();
 }
 
 /// How long the prefix of `bytes` is that ends on a whole UTF-8 character: all of it, unless
@@ -942,7 +757,7 @@ mod tests {
 
     #[test]
     fn a_timeout_keeps_its_resume_cursor() {
-        let value = Refusal::Broker(Failure::Refused {
+        let value = Refusal::Client(ClientError::Broker {
             reason: ErrorReason::Timeout,
             message: "no match".into(),
             resume_cursor: Some(42),

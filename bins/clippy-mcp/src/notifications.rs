@@ -5,11 +5,11 @@
 //! broker (a broker stopped on purpose stays stopped) and looks again every second while none
 //! answers.
 
-use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clippy_proto::{Client, EventRecord, Message, ProtoError, Role};
+use clippy_client::{ClientError, Connection, Endpoint, Events};
+use clippy_proto::EventRecord;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The events that change what the resources say.
@@ -46,7 +46,7 @@ pub fn change_of(event: &EventRecord) -> Option<Change> {
 pub fn follow(socket: PathBuf, timeout: Duration, changes: UnboundedSender<Change>) {
     let mut connected_before = false;
     while !changes.is_closed() {
-        let Ok(mut client) = subscribe(&socket, timeout) else {
+        let Ok(mut events) = subscribe(&socket, timeout) else {
             std::thread::sleep(PAUSE);
             continue;
         };
@@ -56,18 +56,15 @@ pub fn follow(socket: PathBuf, timeout: Duration, changes: UnboundedSender<Chang
         }
         connected_before = true;
         loop {
-            match client.recv() {
-                Ok(Message::Event { event, .. }) => {
+            match events.next_event() {
+                Ok(event) => {
                     if let Some(change) = change_of(&event)
                         && changes.send(change).is_err()
                     {
                         return;
                     }
                 }
-                Ok(_) => {}
-                Err(ProtoError::Io { source, .. })
-                    if matches!(source.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
-                {
+                Err(ClientError::NoAnswer { .. }) => {
                     if changes.is_closed() {
                         return;
                     }
@@ -85,18 +82,9 @@ pub fn follow(socket: PathBuf, timeout: Duration, changes: UnboundedSender<Chang
 }
 
 /// A connection subscribed to [`TYPES`] from now on, reading with a [`PAUSE`] timeout.
-fn subscribe(socket: &std::path::Path, timeout: Duration) -> Result<Client, ProtoError> {
-    let mut client = Client::connect_within(socket, Role::Client, timeout)?;
-    match client.request(|id| Message::Subscribe {
-        id,
-        since: None,
-        types: TYPES.iter().map(|t| (*t).to_owned()).collect(),
-    })? {
-        Message::Subscribed { .. } => {}
-        other => return Err(ProtoError::Unexpected(format!("{other:?} to subscribe"))),
-    }
-    client.set_read_timeout(Some(PAUSE))?;
-    Ok(client)
+fn subscribe(socket: &std::path::Path, timeout: Duration) -> Result<Events, ClientError> {
+    let types: Vec<String> = TYPES.iter().map(|t| (*t).to_owned()).collect();
+    Connection::connect(&Endpoint::new(socket, timeout))?.subscribe(None, &types, Some(PAUSE))
 }
 
 #[cfg(test)]
