@@ -5,7 +5,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clippy_proto::{ErrorReason, Message, ProtoError};
+use clippy_proto::{ErrorReason, ProtoError};
 
 /// How to get a broker running, for a user told none answers.
 pub const START_HINT: &str =
@@ -143,9 +143,10 @@ impl ClientError {
         }
     }
 
-    /// The error for a reply of the wrong type to `request`.
-    pub fn unexpected(request: &str, reply: &Message) -> Self {
-        Self::Protocol(format!("unexpected reply to {request}: {}", reply.kind()))
+    /// The error for a reply of the wire type `reply` (`done`, `turn`, …) to `request`, which
+    /// expects another.
+    pub fn unexpected(request: &str, reply: &str) -> Self {
+        Self::Protocol(format!("unexpected reply to {request}: {reply}"))
     }
 
     /// What a protocol-level failure on the connection to `socket` means for the user;
@@ -207,6 +208,8 @@ impl ClientError {
 
 #[cfg(test)]
 mod tests {
+    use clippy_proto::Message;
+
     use super::*;
 
     fn sock() -> PathBuf {
@@ -298,7 +301,7 @@ mod tests {
     #[test]
     fn an_unexpected_reply_is_named_by_its_type() {
         assert_eq!(
-            ClientError::unexpected("paste", &Message::Done { id: 1 }).to_string(),
+            ClientError::unexpected("paste", Message::Done { id: 1 }.kind()).to_string(),
             "protocol error: unexpected reply to paste: done"
         );
     }
