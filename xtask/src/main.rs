@@ -3,7 +3,8 @@
 //! - `ci` — format check, clippy, tests, then a fuzz smoke run (skipped, saying so, when
 //!   `cargo +nightly fuzz` is not installed). Stops at the first failing step with its exit code.
 //! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20): those
-//!   of `fuzz/` (the pure cores), then those of `fuzz/store/` (the SQLite history store).
+//!   of `fuzz/` (the pure cores), then those of `fuzz/store/` (the SQLite history store) and
+//!   `fuzz/mcp/` (the MCP server).
 //! - `bench [CRITERION ARGS…]` — the criterion bench (`cargo bench -p clippy-benches --bench
 //!   detector`), then the wrapper bench (`--bench wrapper`: throughput and keystroke latency of
 //!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
@@ -215,8 +216,9 @@ fn have_cargo_fuzz(fuzz_dir: &Path) -> bool {
 }
 
 /// The fuzz packages, each its own Cargo workspace under the root: `fuzz/` links the pure cores
-/// only; `fuzz/store/` is the history store's, the one that links SQLite.
-const FUZZ_PACKAGES: [&str; 2] = ["fuzz", "fuzz/store"];
+/// only; `fuzz/store/` is the history store's, the one that links SQLite; `fuzz/mcp/` is the MCP
+/// server's, the one that links the MCP SDK and its tokio.
+const FUZZ_PACKAGES: [&str; 3] = ["fuzz", "fuzz/store", "fuzz/mcp"];
 
 /// A fuzz package's targets: `<package>/fuzz_targets/*.rs`, by name.
 fn fuzz_targets(fuzz_dir: &Path) -> Result<Vec<String>> {
@@ -251,7 +253,7 @@ fn fuzz(secs: u64, required: bool) -> Result {
     let dict = format!("-dict={}", root.join("fuzz/turn.dict").display());
     for package in FUZZ_PACKAGES {
         let fuzz_dir = root.join(package);
-        // Named, not found: from `fuzz/store/`, cargo-fuzz would pick `fuzz/` by itself.
+        // Named, not found: from `fuzz/store/` or `fuzz/mcp/`, cargo-fuzz would pick `fuzz/`.
         let dir = fuzz_dir.display().to_string();
         for target in fuzz_targets(&fuzz_dir)? {
             run(cargo(
@@ -540,13 +542,16 @@ mod tests {
         let targets = |package: &str| fuzz_targets(&root().join(package)).expect("fuzz targets");
         let cores = targets(FUZZ_PACKAGES[0]);
         let store = targets(FUZZ_PACKAGES[1]);
+        let mcp = targets(FUZZ_PACKAGES[2]);
         assert!(cores.contains(&"broker_state".to_owned()), "{cores:?}");
         assert_eq!(
             store,
             ["history_file"],
             "the SQLite target is the store's alone"
         );
+        assert_eq!(mcp, ["mcp_args"], "the MCP SDK's target is its own");
         assert!(!cores.contains(&"history_file".to_owned()), "{cores:?}");
+        assert!(!cores.contains(&"mcp_args".to_owned()), "{cores:?}");
     }
 
     #[test]
