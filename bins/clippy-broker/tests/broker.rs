@@ -17,8 +17,8 @@ use clippy_proto::{
     SessionSummary, TurnData, WaitingState,
 };
 use common::{
-    BROKER, Broker, KillOnDrop, Raw, TempDir, Val, WAIT, frame_of, raw_frame, report, session_info,
-    wait_timeout,
+    BROKER, Broker, Raw, Val, WAIT, builder, frame_of, raw_frame, report, runtime_dir,
+    session_info,
 };
 
 /// Sends a request that must fail; returns the reason and message.
@@ -439,7 +439,7 @@ fn the_file_sink_writes_the_captured_turn() {
     report(&mut w, "aaa", 1, b"\x1b[31mred\x1b[0m\n", "red\n");
     let mut client = broker.client();
     capture(&mut client, "aaa");
-    let out = broker.runtime.path().join("out.txt");
+    let out = broker.runtime().join("out.txt");
     for (format, expected) in [
         (Format::Raw, &b"\x1b[31mred\x1b[0m\n"[..]),
         (Format::Text, &b"red\n"[..]),
@@ -819,8 +819,8 @@ fn a_second_broker_says_already_running() {
     let broker = Broker::start(&[]);
     let output = Command::new(BROKER)
         .arg("--foreground")
-        .env("XDG_RUNTIME_DIR", broker.runtime.path())
-        .env("XDG_STATE_HOME", broker.runtime.path().join("state"))
+        .env("XDG_RUNTIME_DIR", broker.runtime())
+        .env("XDG_STATE_HOME", broker.runtime().join("state"))
         .output()
         .expect("run a second broker");
     assert_eq!(output.status.code(), Some(1));
@@ -837,11 +837,11 @@ fn a_second_broker_says_already_running() {
 #[test]
 fn brokers_started_at_once_leave_exactly_one_running() {
     // Two wrappers (or a wrapper and a clippy-ctl) that find no broker each start one.
-    let runtime = TempDir::new();
-    let mut brokers: Vec<KillOnDrop> = (0..4)
+    let runtime = runtime_dir();
+    let mut brokers: Vec<_> = (0..4)
         .map(|n| {
             let stderr = runtime.path().join(format!("broker{n}.stderr"));
-            KillOnDrop(common::spawn(runtime.path(), &[], &stderr))
+            builder(runtime.path()).log(stderr).spawn()
         })
         .collect();
     let deadline = Instant::now() + WAIT;
@@ -849,7 +849,7 @@ fn brokers_started_at_once_leave_exactly_one_running() {
     while exits.iter().filter(|e| e.is_some()).count() < brokers.len() - 1 {
         for (exit, broker) in exits.iter_mut().zip(&mut brokers) {
             if exit.is_none() {
-                *exit = broker.0.try_wait().expect("try_wait");
+                *exit = broker.try_wait();
             }
         }
         assert!(
@@ -921,7 +921,7 @@ fn an_ended_session_tells_how_it_ended_over_the_socket() {
 
 #[test]
 fn a_stale_socket_is_removed_and_the_broker_starts() {
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let dir = runtime.path().join("clippy");
     fs::create_dir(&dir).expect("mkdir");
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("chmod");
@@ -983,7 +983,7 @@ fn without_a_usable_runtime_dir_or_with_bad_arguments_it_exits_4() {
     assert_eq!(code, Some(4));
     let (code, _) = run(Some("/nonexistent/clippy-test"), &[]);
     assert_eq!(code, Some(4));
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let dir = runtime.path().to_str().expect("utf-8");
     for args in [
         &["--ring-depth", "0"][..],
@@ -999,16 +999,9 @@ fn without_a_usable_runtime_dir_or_with_bad_arguments_it_exits_4() {
 
 #[test]
 fn without_foreground_it_logs_to_a_0600_file() {
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let stderr = runtime.path().join("stderr");
-    let mut child = KillOnDrop(
-        Command::new(BROKER)
-            .env("XDG_RUNTIME_DIR", runtime.path())
-            .env("XDG_STATE_HOME", runtime.path().join("state"))
-            .stderr(fs::File::create(&stderr).expect("file"))
-            .spawn()
-            .expect("start"),
-    );
+    let mut child = builder(runtime.path()).background().log(&stderr).spawn();
     let log = runtime.path().join("clippy").join("broker.log");
     let deadline = Instant::now() + WAIT;
     while !fs::read_to_string(&log)
@@ -1018,8 +1011,8 @@ fn without_foreground_it_logs_to_a_0600_file() {
         assert!(Instant::now() < deadline, "no log line");
         std::thread::sleep(Duration::from_millis(10));
     }
-    common::signal(&child.0, nix::sys::signal::Signal::SIGTERM);
-    let status = wait_timeout(&mut child.0, WAIT).expect("stops");
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let status = child.wait_timeout(WAIT).expect("stops");
     assert!(status.success());
     let text = fs::read_to_string(&log).expect("log");
     let first = text.lines().next().expect("a line");
@@ -1058,7 +1051,7 @@ fn a_peer_of_another_user_is_refused() {
     // Loosen every mode, so that only the SO_PEERCRED check stands in the way (as ssh-agent's
     // regression test does).
     for (path, mode) in [
-        (broker.runtime.path(), 0o777),
+        (broker.runtime(), 0o777),
         (broker.socket.parent().expect("folder"), 0o777),
         (broker.socket.as_path(), 0o777),
     ] {
@@ -1125,7 +1118,7 @@ fn a_client_may_half_close_and_still_get_its_replies() {
 /// (what its screen kept of a flood ends where the output did), from a line start.
 #[test]
 fn an_oversize_turn_keeps_its_first_bytes_and_the_end_of_its_text() {
-    let config_dir = TempDir::new();
+    let config_dir = runtime_dir();
     let config = config_dir.path().join("config.toml");
     fs::write(&config, "[broker]\nmax_turn_bytes = 1024\n").expect("write config");
     let broker = Broker::start(&["--config", config.to_str().expect("utf-8")]);
@@ -1163,7 +1156,7 @@ fn an_oversize_turn_keeps_its_first_bytes_and_the_end_of_its_text() {
 
 #[test]
 fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
-    let config_dir = TempDir::new();
+    let config_dir = runtime_dir();
     let config = config_dir.path().join("config.toml");
     // Without history, what the ring evicted is gone.
     fs::write(
@@ -1189,7 +1182,7 @@ fn the_configuration_file_sets_the_ring_depth_and_bad_keys_are_refused() {
     assert_eq!(get_turn(&mut client, "aaa:2", Format::Raw).1, b"two");
 
     fs::write(&config, "[broker]\nring_dept = 1\n").expect("write config");
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let output = Command::new(BROKER)
         .args(["--foreground", "--config", config.to_str().expect("utf-8")])
         .env("XDG_RUNTIME_DIR", runtime.path())

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clippy_proto::{Client, ErrorReason, Format, HistoryInfo, Message, ProtoError};
 
-use common::{Broker, TempDir, WAIT, report};
+use common::{Broker, TempDir, WAIT, report, runtime_dir};
 
 /// `--config` with ages kept for ever: the harness's turns are stamped in 2023, which the
 /// default 90 days would prune at the next start.
@@ -144,7 +144,7 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_store_that_cannot_be_opened_leaves_the_broker_serving_and_says_why() {
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     // The store's folder cannot be made: XDG_STATE_HOME/clippy is a file.
     fs::create_dir_all(runtime.path().join("state")).expect("state");
     fs::write(runtime.path().join("state").join("clippy"), b"not a folder").expect("file");
@@ -221,7 +221,7 @@ fn make_store(dir: &Path) {
 #[test]
 fn a_damaged_store_file_leaves_the_broker_serving_and_says_why() {
     for damage in ["truncated", "garbage pages", "another program's database"] {
-        let runtime = TempDir::new();
+        let runtime = runtime_dir();
         let dir = runtime.path().join("state").join("clippy");
         make_store(&dir);
         let db = dir.join(clippy_history::DB_FILE);
@@ -283,7 +283,7 @@ fn a_damaged_store_file_leaves_the_broker_serving_and_says_why() {
 
 #[test]
 fn a_store_on_a_read_only_disk_loses_no_live_turn() {
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let Some(tmpfs) = Tmpfs::mount(runtime.path(), "16m") else {
         return;
     };
@@ -327,7 +327,7 @@ fn a_store_on_a_read_only_disk_loses_no_live_turn() {
 
 #[test]
 fn a_store_on_a_full_disk_loses_no_live_turn() {
-    let runtime = TempDir::new();
+    let runtime = runtime_dir();
     let Some(tmpfs) = Tmpfs::mount(runtime.path(), "4m") else {
         return;
     };

@@ -1,248 +1,101 @@
-//! A private broker per test: a real `clippy-broker` process on a real socket in a temporary
-//! `XDG_RUNTIME_DIR` (mode 0700), stopped and cleaned up on drop.
+//! A private broker per test, from the workspace's test kit (`clippy-testkit`): a real
+//! `clippy-broker` process on a real socket in a temporary `XDG_RUNTIME_DIR` (mode 0700), killed
+//! and cleaned up on drop; and hand-made frames for the protocol's error paths.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
-use std::fs;
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
 use clippy_proto::{Client, FrameDecoder, Message, Role, SessionInfo, TurnData, decode, encode};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+pub use clippy_testkit::TempDir;
+use clippy_testkit::{Broker as KitBroker, BrokerBuilder, Wrapper};
 
-/// How long any single wait in a test may take before it fails.
-pub const WAIT: Duration = Duration::from_secs(10);
+/// How long any single read of a test may take before it fails.
+pub const WAIT: Duration = clippy_testkit::DEADLINE;
 
 pub const BROKER: &str = env!("CARGO_BIN_EXE_clippy-broker");
 
-/// A temporary directory (mode 0700), removed on drop.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new() -> TempDir {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        // Short: a socket path must fit in 108 bytes.
-        let path = std::env::temp_dir().join(format!("cb-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .expect("create the runtime dir");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o700)).expect("chmod 0700");
-        TempDir(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// No directory at all (what a broker handing its runtime dir on is left with).
-    fn placeholder() -> TempDir {
-        TempDir(PathBuf::new())
-    }
+/// A fresh private runtime folder (mode 0700), removed on drop.
+pub fn runtime_dir() -> TempDir {
+    TempDir::new("cb")
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !self.0.as_os_str().is_empty() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+/// A broker of this package (`--foreground`, the kit's clean environment) in `runtime`, its
+/// stderr in `runtime/broker.stderr`.
+pub fn builder(runtime: &Path) -> BrokerBuilder {
+    KitBroker::in_runtime(runtime)
+        .program(BROKER)
+        .log(runtime.join("broker.stderr"))
 }
 
-/// A running broker.
+/// A running broker that owns its runtime folder.
 pub struct Broker {
-    child: Option<Child>,
+    inner: KitBroker,
     pub socket: PathBuf,
-    stderr: PathBuf,
-    // Last: dropped after the process is gone.
-    pub runtime: TempDir,
-}
-
-/// Starts `clippy-broker --foreground ARGS` with `XDG_RUNTIME_DIR=runtime`, stderr to a file.
-pub fn spawn(runtime: &Path, args: &[&str], stderr: &Path) -> Child {
-    Command::new(BROKER)
-        .arg("--foreground")
-        .args(args)
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("XDG_STATE_HOME", Path::new(runtime).join("state"))
-        // The clipboard sink must fail the same way on a desktop as in CI.
-        .env_remove("DISPLAY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(stderr).expect("stderr file"))
-        .spawn()
-        .expect("start clippy-broker")
 }
 
 impl Broker {
     /// A broker with default settings plus `args`, ready to accept.
     pub fn start(args: &[&str]) -> Broker {
-        Broker::start_in(TempDir::new(), args)
+        Broker::start_in(runtime_dir(), args)
     }
 
     /// A broker in an existing runtime dir.
     pub fn start_in(runtime: TempDir, args: &[&str]) -> Broker {
-        let stderr = runtime.path().join("broker.stderr");
-        let child = spawn(runtime.path(), args, &stderr);
-        let mut broker = Broker {
-            child: Some(child),
-            socket: runtime.path().join("clippy").join("broker.sock"),
-            stderr,
-            runtime,
-        };
-        broker.wait_ready();
-        broker
-    }
-
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if UnixStream::connect(&self.socket).is_ok() {
-                return;
-            }
-            if let Some(status) = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!("the broker exited with {status}: {}", self.stderr());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the broker did not start: {}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(10));
+        let inner = builder(runtime.path()).args(args).owning(runtime).start();
+        Broker {
+            socket: inner.socket().to_owned(),
+            inner,
         }
     }
 
+    /// Its runtime folder.
+    pub fn runtime(&self) -> &Path {
+        self.inner.dir().expect("owned").path()
+    }
+
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("running").id()
+        self.inner.pid()
     }
 
     /// What the broker wrote to stderr (its log, with `--foreground`).
     pub fn stderr(&self) -> String {
-        fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.inner.log_text()
     }
 
     /// A connected client (hello done), with a read timeout so a test cannot hang.
     pub fn client(&self) -> Client {
-        let client = Client::connect(&self.socket, Role::Client).expect("connect as a client");
-        client.set_read_timeout(Some(WAIT)).expect("timeout");
-        client
+        clippy_testkit::client(&self.socket)
     }
 
     /// A fake wrapper that registered `session`.
     pub fn wrapper(&self, session: &str, name: Option<&str>, bracketed_paste: bool) -> Client {
-        let mut client =
-            Client::connect(&self.socket, Role::Wrapper).expect("connect as a wrapper");
-        client.set_read_timeout(Some(WAIT)).expect("timeout");
-        let info = session_info(session, name, bracketed_paste);
-        let reply = client
-            .request(|id| Message::Register {
-                id,
-                session: info,
-                progress: None,
-            })
-            .expect("register");
-        assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
-        client
+        Wrapper::register(&self.socket, session_info(session, name, bracketed_paste)).client
     }
 
     /// The runtime dir of a stopped broker, for the next one.
     pub fn take_runtime(mut self) -> TempDir {
-        assert!(self.child.is_none(), "stop the broker first");
-        std::mem::replace(&mut self.runtime, TempDir::placeholder())
+        self.inner.take_dir()
     }
 
     /// Sends SIGTERM and waits for the exit.
     pub fn stop(&mut self) -> ExitStatus {
-        let mut child = self.child.take().expect("running");
-        signal(&child, Signal::SIGTERM);
-        wait_timeout(&mut child, WAIT).unwrap_or_else(|| {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the broker did not stop on SIGTERM: {}", self.stderr());
-        })
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            signal(&child, Signal::SIGTERM);
-            if wait_timeout(&mut child, Duration::from_secs(3)).is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-}
-
-/// A child process killed (SIGKILL) and reaped on drop, so a failing test leaves none behind.
-pub struct KillOnDrop(pub Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-pub fn signal(child: &Child, signal: Signal) {
-    let pid = i32::try_from(child.id()).expect("pid");
-    let _ = kill(Pid::from_raw(pid), signal);
-}
-
-/// Waits for `child` at most `limit`.
-pub fn wait_timeout(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return Some(status);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+        self.inner.stop()
     }
 }
 
 pub fn session_info(session: &str, name: Option<&str>, bracketed_paste: bool) -> SessionInfo {
     SessionInfo {
-        session: session.into(),
-        name: name.map(Into::into),
-        pid: std::process::id(),
-        command: vec!["fake-agent".into()],
-        preset: "custom".into(),
         bracketed_paste,
-        spool: None,
-        cwd: None,
-        no_history: false,
+        ..clippy_testkit::session_info(session, name)
     }
 }
 
 pub fn turn(seq: u64, content: &[u8], text: &str) -> TurnData {
-    TurnData {
-        seq,
-        timestamp: 1_700_000_000_000 + seq,
-        content: content.to_vec(),
-        text: text.into(),
-        interrupted: false,
-        truncated: false,
-        exit_code: None,
-        cwd: None,
-        input: None,
-        spool_span: None,
-        message: None,
-    }
+    clippy_testkit::turn(seq, content, text)
 }
 
 /// Reports a turn and returns its id.
