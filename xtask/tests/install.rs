@@ -9,25 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A folder of the test's own, removed on drop.
-struct TempDir(PathBuf);
+use clippy_testkit::TempDir;
 
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!("xtask-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// What stands in for `clippy-ctl`: a man page whose SUBCOMMANDS section names
 /// `clippy-ctl-get-turn(1)`, that page, and a completion script per shell.
@@ -98,9 +81,9 @@ fn tree(dir: &Path) -> Vec<String> {
 #[test]
 fn install_into_a_prefix_then_uninstall_leaves_it_empty() {
     let dir = TempDir::new("install");
-    let bins = stand_ins(&dir.0);
-    let home = dir.0.join("home");
-    let prefix = dir.0.join("prefix");
+    let bins = stand_ins(dir.path());
+    let home = dir.join("home");
+    let prefix = dir.join("prefix");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&prefix).unwrap();
     let (p, b) = (prefix.to_str().unwrap(), bins.to_str().unwrap());
@@ -234,11 +217,11 @@ fn install_into_a_prefix_then_uninstall_leaves_it_empty() {
 #[test]
 fn a_file_put_beside_the_installed_ones_is_kept_with_its_folder() {
     let dir = TempDir::new("install-kept");
-    let bins = stand_ins(&dir.0);
-    let home = dir.0.join("home");
+    let bins = stand_ins(dir.path());
+    let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     // The prefix does not exist yet: install creates it, uninstall removes it.
-    let prefix = dir.0.join("new-prefix");
+    let prefix = dir.join("new-prefix");
     let (p, b) = (prefix.to_str().unwrap(), bins.to_str().unwrap());
     let out = xtask(&["install", "--prefix", p, "--from", b], &home);
     assert!(out.status.success(), "{}", describe(&out));
@@ -258,11 +241,11 @@ fn a_file_put_beside_the_installed_ones_is_kept_with_its_folder() {
 #[test]
 fn missing_binaries_are_named_and_nothing_is_written() {
     let dir = TempDir::new("install-missing");
-    let home = dir.0.join("home");
+    let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let empty = dir.0.join("empty");
+    let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let prefix = dir.0.join("prefix");
+    let prefix = dir.join("prefix");
     let out = xtask(
         &[
             "install",

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::TempDir;
+use support::{TempDir, test_dir};
 
 /// How long anything may take before the test fails: a guard against hanging, not a timing.
 const GUARD: Duration = Duration::from_secs(60);
@@ -214,7 +214,7 @@ fn chained_script(dir: &TempDir) -> PathBuf {
 
 #[test]
 fn hook_sends_the_payload_on_stdin_as_one_report() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let wrapper = Wrapper::listen(&dir);
     let received = wrapper.receive();
     let out = run(
@@ -232,7 +232,7 @@ fn hook_sends_the_payload_on_stdin_as_one_report() {
 
 #[test]
 fn hook_sends_codex_notify_payload_from_its_last_argument() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let wrapper = Wrapper::listen(&dir);
     let received = wrapper.receive();
     let out = run(
@@ -250,7 +250,7 @@ fn hook_sends_codex_notify_payload_from_its_last_argument() {
 
 #[test]
 fn hook_runs_the_chained_program_with_the_payload_last_and_without_the_socket() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let script = chained_script(&dir);
     let chain =
         serde_json::to_string(&[script.to_str().expect("utf-8"), "first word"]).expect("json");
@@ -275,7 +275,7 @@ fn hook_runs_the_chained_program_with_the_payload_last_and_without_the_socket() 
 
 #[test]
 fn hook_runs_the_chained_program_outside_any_session_too() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let script = chained_script(&dir);
     let chain = serde_json::to_string(&[script.to_str().expect("utf-8")]).expect("json");
     let dead = dir.path().join("gone.sock");
@@ -297,7 +297,7 @@ fn hook_runs_the_chained_program_outside_any_session_too() {
 
 #[test]
 fn hook_without_a_session_or_with_a_dead_socket_ends_quietly() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let missing = dir.path().join("missing.sock");
     // A socket file nobody listens on any more: connecting is refused.
     let stale = dir.path().join("stale.sock");
@@ -322,7 +322,7 @@ fn hook_without_a_session_or_with_a_dead_socket_ends_quietly() {
 
 #[test]
 fn hook_gives_up_on_a_wrapper_that_never_accepts_a_large_report() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     // Bound and listening, never accepting: the report fills the socket's buffer, and the
     // hook's write runs out of time.
     let wrapper = Wrapper::listen(&dir);
@@ -333,7 +333,7 @@ fn hook_gives_up_on_a_wrapper_that_never_accepts_a_large_report() {
 
 #[test]
 fn hook_with_bad_arguments_does_nothing_and_says_nothing() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let wrapper = Wrapper::listen(&dir);
     for args in [
         &["hook"][..],
@@ -359,7 +359,7 @@ fn hook_with_bad_arguments_does_nothing_and_says_nothing() {
 
 #[test]
 fn hook_sends_nothing_for_a_payload_over_the_limit() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let wrapper = Wrapper::listen(&dir);
     let payload = vec![b' '; MAX_REPORT_BYTES];
     run(&dir, &["hook", "gemini"], &[wrapper.env()], Some(payload)).expect_silent_success();
@@ -368,7 +368,7 @@ fn hook_sends_nothing_for_a_payload_over_the_limit() {
 
 #[test]
 fn hook_sends_nothing_when_stdin_never_ends() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let wrapper = Wrapper::listen(&dir);
     let mut command = ctl(&dir, &["hook", "claude"], &[wrapper.env()]);
     command.stdin(Stdio::piped());
@@ -387,7 +387,7 @@ fn hook_sends_nothing_when_stdin_never_ends() {
 
 #[test]
 fn hook_help_is_for_people_who_ask() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = run(&dir, &["hook", "--help"], &[], None);
     assert_eq!(out.code, 0);
     assert!(
@@ -435,7 +435,7 @@ fn commands(settings: &Value) -> Vec<String> {
 
 #[test]
 fn claude_install_is_idempotent_keeps_a_backup_and_uninstall_restores_the_file() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let settings = dir.home().join(".claude/settings.json");
     write_mode(&settings, CLAUDE_USER, 0o640);
 
@@ -509,7 +509,7 @@ fn claude_install_is_idempotent_keeps_a_backup_and_uninstall_restores_the_file()
 
 #[test]
 fn the_installed_claude_command_reports_to_the_session() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let config = dir.path().join("claude-config");
     let env = [("CLAUDE_CONFIG_DIR", config.as_os_str())];
     run(&dir, &["hooks", "install", "claude"], &env, None);
@@ -543,7 +543,7 @@ fn the_installed_claude_command_reports_to_the_session() {
 
 #[test]
 fn codex_install_chains_the_users_notify_and_uninstall_gives_it_back() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let script = chained_script(&dir);
     let codex_home = dir.path().join("codex");
     let config = codex_home.join("config.toml");
@@ -616,7 +616,7 @@ fn codex_install_chains_the_users_notify_and_uninstall_gives_it_back() {
 
 #[test]
 fn gemini_install_follows_gemini_cli_home_and_uninstall_keeps_later_changes() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let gemini_home = dir.path().join("g");
     let settings = gemini_home.join(".gemini/settings.json");
     let user = "{\n  \"ui\": {\n    \"theme\": \"GitHub\"\n  }\n}\n";
@@ -658,7 +658,7 @@ fn gemini_install_follows_gemini_cli_home_and_uninstall_keeps_later_changes() {
 
 #[test]
 fn a_file_clippy_created_goes_again_and_a_linked_file_stays_linked() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let settings = dir.home().join(".gemini/settings.json");
     run(&dir, &["hooks", "install", "gemini"], &[], None);
     assert_eq!(mode(&settings), 0o600);
@@ -686,7 +686,7 @@ fn a_file_clippy_created_goes_again_and_a_linked_file_stays_linked() {
 
 #[test]
 fn broken_settings_are_refused_and_left_untouched() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let claude = dir.home().join(".claude/settings.json");
     let commented = "// my settings\n{\"model\": \"opus\"}\n";
     write_mode(&claude, commented, 0o644);

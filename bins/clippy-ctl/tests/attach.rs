@@ -13,7 +13,7 @@ use std::process::Output;
 use clippy_proto::FrameDecoder;
 use clippy_proto::attach::{AttachFrame, decode};
 use clippy_pty::WinSize;
-use desktop::{OnTerminal, Proc, TempDir, broker, ctl, ctl_bin, python, wait_for, workspace_bin};
+use desktop::{OnTerminal, TempDir, broker, ctl, ctl_bin, python, wait_for, workspace_bin};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -22,7 +22,7 @@ use serde_json::Value;
 /// wrappers then end on their own).
 struct Spawned<'a> {
     dir: &'a TempDir,
-    _broker: Proc,
+    _broker: desktop::Broker,
     names: Vec<String>,
 }
 
@@ -116,7 +116,7 @@ fn terminal_size_seen_by(dir: &TempDir, name: &str) -> String {
 
 #[test]
 fn a_spawned_repl_is_driven_attached_to_typed_in_detached_and_attached_again() {
-    let dir = TempDir::new("attach");
+    let dir = TempDir::with_runtime("attach");
     let mut spawned = Spawned::new(&dir);
     let id = spawned.python("py");
     // Registered before spawn returned: its status is there at once.
@@ -165,7 +165,7 @@ fn a_spawned_repl_is_driven_attached_to_typed_in_detached_and_attached_again() {
 
 #[test]
 fn the_session_follows_the_attached_terminals_size_and_outlives_a_killed_client() {
-    let dir = TempDir::new("attach-size");
+    let dir = TempDir::with_runtime("attach-size");
     let mut spawned = Spawned::new(&dir);
     spawned.spawn(
         "py",
@@ -211,7 +211,7 @@ fn the_session_follows_the_attached_terminals_size_and_outlives_a_killed_client(
 
 #[test]
 fn the_end_of_a_spawned_session_is_kept_and_told_to_attached_clients() {
-    let dir = TempDir::new("attach-exit");
+    let dir = TempDir::with_runtime("attach-exit");
     let mut spawned = Spawned::new(&dir);
     spawned.python("py");
     exec(&dir, "py", "print('warm')");
@@ -244,7 +244,7 @@ fn the_end_of_a_spawned_session_is_kept_and_told_to_attached_clients() {
 
 #[test]
 fn a_spawned_shell_with_integration_runs_exec_with_exit_codes() {
-    let dir = TempDir::new("attach-sh");
+    let dir = TempDir::with_runtime("attach-sh");
     let mut spawned = Spawned::new(&dir);
     spawned.bash("sh");
     assert_eq!(exec(&dir, "sh", "echo hi"), "hi\n");
@@ -270,7 +270,7 @@ fn a_spawned_shell_with_integration_runs_exec_with_exit_codes() {
 
 #[test]
 fn spawn_then_exec_at_once_works_every_time() {
-    let dir = TempDir::new("attach-100");
+    let dir = TempDir::with_runtime("attach-100");
     let mut spawned = Spawned::new(&dir);
     let mut failures = Vec::new();
     for i in 0..100 {
@@ -297,7 +297,7 @@ fn spawn_then_exec_at_once_works_every_time() {
 
 #[test]
 fn spawn_says_why_a_session_cannot_start() {
-    let dir = TempDir::new("attach-bad");
+    let dir = TempDir::with_runtime("attach-bad");
     let _broker = broker(&dir, &[]);
     let usage = |args: &[&str], says: &str| {
         let out = ctl(&dir, &[], args);
@@ -330,7 +330,7 @@ fn spawn_says_why_a_session_cannot_start() {
 
 #[test]
 fn the_attach_socket_refuses_garbage_and_the_session_runs_on() {
-    let dir = TempDir::new("attach-garbage");
+    let dir = TempDir::with_runtime("attach-garbage");
     let mut spawned = Spawned::new(&dir);
     let id = spawned.python("py");
     let socket = dir
@@ -368,7 +368,7 @@ fn the_attach_socket_refuses_garbage_and_the_session_runs_on() {
 
 #[test]
 fn a_session_run_in_a_terminal_is_watched_and_typed_into_from_elsewhere() {
-    let dir = TempDir::new("attach-owner");
+    let dir = TempDir::with_runtime("attach-owner");
     let _broker = broker(&dir, &[]);
     let mut owner = OnTerminal::start(
         &dir,
@@ -399,7 +399,7 @@ fn a_session_run_in_a_terminal_is_watched_and_typed_into_from_elsewhere() {
 
 #[test]
 fn a_paste_bigger_than_the_input_backlog_reaches_the_program_whole_through_attach() {
-    let dir = TempDir::new("attach-paste");
+    let dir = TempDir::with_runtime("attach-paste");
     let mut spawned = Spawned::new(&dir);
     let received = dir.join("received");
     let size = 4 * 1024 * 1024;
@@ -439,7 +439,7 @@ fn a_paste_bigger_than_the_input_backlog_reaches_the_program_whole_through_attac
 
 #[test]
 fn a_spawned_program_asking_its_terminal_gets_the_answers_a_terminal_would_give() {
-    let dir = TempDir::new("attach-queries");
+    let dir = TempDir::with_runtime("attach-queries");
     let mut spawned = Spawned::new(&dir);
     // Asks where the cursor is and what the terminal is, as aider and Codex do at start.
     let program = "import os, sys, tty\n\

@@ -1,13 +1,12 @@
-//! End-to-end tests of `clippy-ctl`: the real binary against a fake broker on a thread (every
-//! command, every output form, every exit code) and against the real `clippy-broker` with a fake
-//! wrapper registered through `clippy_proto`.
+//! End-to-end tests of `clippy-ctl`: the real binary against the real `clippy-broker` with
+//! sessions registered over the protocol (every command, every output form, every exit code), and
+//! against a fault peer for the faults and replies a real broker does not give.
 
 mod support;
 
-use std::path::Path;
 
 use base64::Engine as _;
-use clippy_proto::{ErrorReason, Format, HookStats, Message, Progress, WaitingState, encode};
+use clippy_proto::{ErrorReason, HookStats, Message, Progress, WaitingState, encode};
 use serde_json::json;
 use support::*;
 
@@ -17,8 +16,8 @@ use support::*;
 
 #[test]
 fn list_sessions_prints_a_table() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["list-sessions"]);
     out.expect_code(0);
     assert_eq!(
@@ -26,16 +25,53 @@ fn list_sessions_prints_a_table() {
         format!(
             "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  WAITING     COMMAND\n\
              {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   permission  claude --model 'opus 4'\n\
-             {BETA}  -      77    no         0      -          -           bash\n"
+             {BETA}  -      77    yes        0      -          -           bash\n"
         )
     );
     assert_eq!(out.stderr, "");
 }
 
 #[test]
+fn a_session_listed_as_disconnected_says_no() {
+    // The real broker forgets a session once its wrapper has gone, so only a broker's scripted
+    // reply shows a listed session without a connection: the table and JSON say so.
+    let dir = test_dir();
+    let _peer = FaultPeer::start(&dir.socket(), |m| match m {
+        Message::Hello { .. } => ack(),
+        Message::ListSessions { .. } => Reply::message(Message::Sessions {
+            id: 0,
+            sessions: vec![clippy_proto::SessionSummary {
+                session: BETA.into(),
+                name: None,
+                pid: 77,
+                command: vec!["bash".into()],
+                preset: "shell".into(),
+                connected: false,
+                turns: 0,
+                last_turn_id: None,
+                bracketed_paste: false,
+                waiting: None,
+            }],
+        }),
+        _ => error(ErrorReason::UnknownType, "not for a broker"),
+    });
+    let out = Ctl::new(&dir).run(["list-sessions"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout_str(),
+        format!(
+            "ID      NAME  PID  CONNECTED  TURNS  LAST TURN  WAITING  COMMAND\n\
+             {BETA}  -     77   no         0      -          -        bash\n"
+        )
+    );
+    let out = Ctl::new(&dir).run(["list-sessions", "--json"]);
+    assert_eq!(out.json()["sessions"][0]["connected"], false);
+}
+
+#[test]
 fn list_sessions_json() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["list-sessions", "--json"]);
     out.expect_code(0);
     let json = out.json();
@@ -59,8 +95,8 @@ fn list_sessions_json() {
 
 #[test]
 fn list_turns_newest_first() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["list-turns", "alpha"]);
     out.expect_code(0);
     assert_eq!(
@@ -77,14 +113,11 @@ fn list_turns_newest_first() {
 
 #[test]
 fn list_turns_limit_is_sent() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["list-turns", ALPHA, "--limit", "1", "--json"]);
     out.expect_code(0);
-    assert!(matches!(
-        broker.last_request(),
-        Message::ListTurns { limit: Some(1), ref session, .. } if session == ALPHA
-    ));
+    // The limit reached the broker: one turn, the newest.
     let json = out.json();
     assert_eq!(json["session"], ALPHA);
     assert_eq!(json["turns"].as_array().unwrap().len(), 1);
@@ -101,8 +134,8 @@ fn list_turns_limit_is_sent() {
 
 #[test]
 fn list_turns_of_a_session_without_turns() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["list-turns", BETA]);
     out.expect_code(0);
     assert_eq!(out.stdout_str(), format!("no turns in {BETA}\n"));
@@ -116,8 +149,8 @@ fn list_turns_of_a_session_without_turns() {
 
 #[test]
 fn get_turn_writes_exact_bytes_to_stdout_and_metadata_to_stderr() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     for (turn_id, content) in [("1", TURN1), ("2", TURN2)] {
         let out = Ctl::new(&dir).run(["get-turn", &format!("{ALPHA}:{turn_id}")]);
         out.expect_code(0);
@@ -137,41 +170,32 @@ fn get_turn_writes_exact_bytes_to_stdout_and_metadata_to_stderr() {
 
 #[test]
 fn get_turn_of_a_session_fetches_its_latest_turn() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     // By name, by id, by unique prefix: the broker resolves it.
     for session in ["alpha", ALPHA, "k3f"] {
         let out = Ctl::new(&dir).run(["get-turn", session]);
         out.expect_code(0);
-        assert_eq!(out.stdout, TURN2);
-        assert!(matches!(
-            broker.last_request(),
-            Message::GetTurn { ref turn_id, format: Format::Raw, .. } if turn_id == session
-        ));
+        assert_eq!(out.stdout, TURN2, "{session}");
+        assert!(out.stderr.contains("(raw)"), "{session}: {:?}", out.stderr);
     }
 }
 
 #[test]
 fn get_turn_text_format_is_requested() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "text"]);
     out.expect_code(0);
+    // The broker was asked for the text view: it is what came back.
     assert_eq!(out.stdout, TURN2_TEXT.as_bytes());
     assert!(out.stderr.contains("(text)"), "{:?}", out.stderr);
-    assert!(matches!(
-        broker.last_request(),
-        Message::GetTurn {
-            format: Format::Text,
-            ..
-        }
-    ));
 }
 
 #[test]
 fn get_turn_message_format_is_the_agents_own_message() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "message"]);
     out.expect_code(0);
     assert_eq!(out.stdout, TURN2_MESSAGE.as_bytes(), "exact, nothing added");
@@ -182,13 +206,6 @@ fn get_turn_message_format_is_the_agents_own_message() {
             TURN2_MESSAGE.len()
         )
     );
-    assert!(matches!(
-        broker.last_request(),
-        Message::GetTurn {
-            format: Format::Message,
-            ..
-        }
-    ));
     let out = Ctl::new(&dir).run(["get-turn", "alpha", "--format", "message", "--json"]);
     out.expect_code(0);
     let turn = &out.json()["turn"];
@@ -200,18 +217,21 @@ fn get_turn_message_format_is_the_agents_own_message() {
 
 #[test]
 fn get_turn_message_of_a_turn_without_one_fails_with_no_message() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let turn_id = format!("{ALPHA}:1");
     let out = Ctl::new(&dir).run(["get-turn", &turn_id, "--format", "message"]);
     out.expect_code(1);
     assert!(out.stdout.is_empty(), "nothing on stdout");
-    assert_eq!(
-        out.stderr,
-        format!(
-            "clippy-ctl: no_message: turn {turn_id} has no final message from the agent's hooks\n"
-        )
+    // One line: the broker's reason and message (which goes on to say what to use instead).
+    assert!(
+        out.stderr.starts_with(&format!(
+            "clippy-ctl: no_message: turn {turn_id} has no final message from the agent's hooks"
+        )),
+        "{:?}",
+        out.stderr
     );
+    assert_eq!(out.stderr.lines().count(), 1, "{:?}", out.stderr);
     let out = Ctl::new(&dir).run(["get-turn", &turn_id, "--format", "message", "--json"]);
     out.expect_code(1);
     assert_eq!(out.json()["error"]["reason"], "no_message");
@@ -224,8 +244,8 @@ fn get_turn_message_of_a_turn_without_one_fails_with_no_message() {
 
 #[test]
 fn get_turn_json_has_content_when_utf8() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["--json", "get-turn", &format!("{ALPHA}:1")]);
     out.expect_code(0);
     assert_eq!(out.stderr, "", "JSON mode: everything in the one document");
@@ -241,8 +261,8 @@ fn get_turn_json_has_content_when_utf8() {
 
 #[test]
 fn get_turn_json_has_content_b64_when_not_utf8() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["get-turn", &format!("{ALPHA}:2"), "--json"]);
     out.expect_code(0);
     let json = out.json();
@@ -260,8 +280,8 @@ fn get_turn_json_has_content_b64_when_not_utf8() {
 
 #[test]
 fn capture_prints_the_turn_and_size() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["capture", "alpha"]);
     out.expect_code(0);
     assert_eq!(
@@ -277,15 +297,15 @@ fn capture_prints_the_turn_and_size() {
 
 #[test]
 fn capture_by_id() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
+    // Turn 1, not the latest: captured by its id.
     let out = Ctl::new(&dir).run(["capture-by-id", &format!("{ALPHA}:1")]);
     out.expect_code(0);
     assert_eq!(
         out.stdout_str(),
         format!("captured {ALPHA}:1 ({} bytes)\n", TURN1.len())
     );
-    assert!(matches!(broker.last_request(), Message::CaptureById { .. }));
     let out = Ctl::new(&dir).run(["capture-by-id", &format!("{ALPHA}:1"), "--json"]);
     assert_eq!(
         out.json(),
@@ -295,8 +315,8 @@ fn capture_by_id() {
 
 #[test]
 fn paste_after_capture() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let mut world = Standard::start(&dir);
     Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
     let out = Ctl::new(&dir).run(["paste", "alpha"]);
     out.expect_code(0);
@@ -304,42 +324,37 @@ fn paste_after_capture() {
         out.stdout_str(),
         "pasted the relay buffer into alpha (raw)\n"
     );
+    assert_pasted(&world.alpha.next_inject(), TURN2);
     let out = Ctl::new(&dir).run(["paste", "alpha", "--format", "text", "--json"]);
     out.expect_code(0);
     assert_eq!(
         out.json(),
         json!({"pasted": {"session": "alpha", "format": "text"}})
     );
-    assert!(matches!(
-        broker.last_request(),
-        Message::Paste { ref session, format: Format::Text, .. } if session == "alpha"
-    ));
+    // The format reached the broker: alpha's wrapper was sent the text view.
+    assert_pasted(&world.alpha.next_inject(), TURN2_TEXT.as_bytes());
 }
 
 #[test]
 fn deliver_file_sends_an_absolute_path() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
     let out = Ctl::new(&dir).run(["deliver", "file", "--path", "sub/out.txt"]);
     out.expect_code(0);
-    // The test runs clippy-ctl in the temporary directory (its cwd has no symlinks).
+    // The test runs clippy-ctl in the temporary directory (its cwd has no symlinks); the broker
+    // (whose cwd is elsewhere) wrote the raw turn where clippy-ctl's relative path pointed.
     let want = std::fs::canonicalize(dir.path())
         .unwrap()
         .join("sub/out.txt");
-    let Message::Deliver {
-        sink, path, format, ..
-    } = broker.last_request()
-    else {
-        panic!("not a deliver");
-    };
-    assert_eq!(sink, "file");
-    assert_eq!(format, Format::Raw);
-    let sent = path.expect("a path");
-    assert_eq!(Path::new(&sent), want);
+    assert_eq!(std::fs::read(&want).unwrap(), TURN2);
     assert_eq!(
         out.stdout_str(),
-        format!("delivered the relay buffer to the file sink to {sent} (raw)\n")
+        format!(
+            "delivered the relay buffer to the file sink to {} (raw)\n",
+            want.display()
+        )
     );
     let out = Ctl::new(&dir).run(["deliver", "file", "--path", "o.txt", "--json"]);
     out.expect_code(0);
@@ -351,8 +366,8 @@ fn deliver_file_sends_an_absolute_path() {
 
 #[test]
 fn deliver_inject_and_clipboard() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let mut world = Standard::start(&dir);
     Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
     let out = Ctl::new(&dir).run(["deliver", "inject", "--session", "alpha"]);
     out.expect_code(0);
@@ -360,22 +375,25 @@ fn deliver_inject_and_clipboard() {
         out.stdout_str(),
         "delivered the relay buffer to the inject sink into alpha (raw)\n"
     );
-    assert!(matches!(
-        broker.last_request(),
-        Message::Deliver { ref sink, session: Some(ref s), path: None, .. } if sink == "inject" && s == "alpha"
-    ));
-    let out = Ctl::new(&dir).run(["deliver", "clipboard", "--json", "--format", "text"]);
+    assert_pasted(&world.alpha.next_inject(), TURN2);
+    let out = Ctl::new(&dir).run(["deliver", "inject", "--session", "alpha", "--json", "--format", "text"]);
     out.expect_code(0);
     assert_eq!(
         out.json(),
-        json!({"delivered": {"sink": "clipboard", "session": null, "path": null, "format": "text"}})
+        json!({"delivered": {"sink": "inject", "session": "alpha", "path": null, "format": "text"}})
     );
+    assert_pasted(&world.alpha.next_inject(), TURN2_TEXT.as_bytes());
+    // The broker has no display here (the kit starts it without DISPLAY): the clipboard sink
+    // says so. Its success is tested with a real X server in desktop_x11.rs.
+    let out = Ctl::new(&dir).run(["deliver", "clipboard", "--json", "--format", "text"]);
+    out.expect_code(1);
+    assert_eq!(out.json()["error"]["reason"], "sink_failed");
 }
 
 #[test]
 fn deliver_with_missing_or_stray_options_is_a_usage_error() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    // No broker: had clippy-ctl connected before checking, it would exit 3 (unreachable).
     for args in [
         &["deliver", "inject"][..],
         &["deliver", "file"],
@@ -386,7 +404,6 @@ fn deliver_with_missing_or_stray_options_is_a_usage_error() {
         out.expect_code(4);
         assert!(out.stderr.starts_with("clippy-ctl: "), "{:?}", out.stderr);
     }
-    assert!(broker.requests().is_empty(), "checked before connecting");
     let out = Ctl::new(&dir).run(["deliver", "inject", "--json"]);
     out.expect_code(4);
     assert_eq!(out.json()["error"]["reason"], "invalid_arguments");
@@ -398,18 +415,61 @@ fn deliver_with_missing_or_stray_options_is_a_usage_error() {
 
 #[test]
 fn status_of_a_running_broker() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["status"]);
     out.expect_code(0);
     let text = out.stdout_str();
     assert!(text.starts_with("broker:   running\n"), "{text}");
     assert!(text.contains(&format!("socket:   {}\n", dir.socket().display())));
     assert!(text.contains("protocol: 1\n"));
-    assert!(text.contains("sessions: 2 (1 connected)\n"));
+    assert!(text.contains("sessions: 2 (2 connected)\n"), "{text}");
     assert!(text.contains("turns:    2\n"));
-    // The fake knows no history_status, as a broker older than the history store: said, not
-    // an error.
+    // The real broker keeps history (under the test's XDG_STATE_HOME) and says so.
+    let store = dir.runtime().join("state/clippy");
+    assert!(
+        text.contains(&format!("\nhistory:  {} (2 turns, ", store.display())),
+        "{text}"
+    );
+    let out = Ctl::new(&dir).run(["status", "--json"]);
+    out.expect_code(0);
+    let mut json = out.json();
+    let history = json["status"]
+        .as_object_mut()
+        .unwrap()
+        .remove("history")
+        .unwrap();
+    assert!(
+        history.is_object() && history.get("error").is_none(),
+        "{history}"
+    );
+    assert_eq!(
+        json,
+        json!({"status": {
+            "running": true, "socket": dir.socket().to_str().unwrap(), "protocol_version": 1,
+            "sessions": 2, "connected_sessions": 2, "turns": 2,
+        }})
+    );
+}
+
+#[test]
+fn status_of_a_broker_that_does_not_know_history_status() {
+    // A broker older than the history store answers `history_status` with unknown_type:
+    // `status` says so and still succeeds.
+    let dir = test_dir();
+    let _peer = FaultPeer::start(&dir.socket(), |m| match m {
+        Message::Hello { .. } => ack(),
+        Message::ListSessions { .. } => Reply::message(Message::Sessions {
+            id: 0,
+            sessions: Vec::new(),
+        }),
+        _ => error(ErrorReason::UnknownType, "not for a broker"),
+    });
+    let out = Ctl::new(&dir).run(["status"]);
+    out.expect_code(0);
+    let text = out.stdout_str();
+    assert!(text.starts_with("broker:   running\n"), "{text}");
+    assert!(text.contains("sessions: 0 (0 connected)\n"), "{text}");
     assert!(
         text.contains("history:  not reported (unknown_type: not for a broker)\n"),
         "{text}"
@@ -417,19 +477,15 @@ fn status_of_a_running_broker() {
     let out = Ctl::new(&dir).run(["status", "--json"]);
     out.expect_code(0);
     assert_eq!(
-        out.json(),
-        json!({"status": {
-            "running": true, "socket": dir.socket().to_str().unwrap(), "protocol_version": 1,
-            "sessions": 2, "connected_sessions": 1, "turns": 2,
-            "history": {"error": {"reason": "unknown_type", "message": "not for a broker"}},
-        }})
+        out.json()["status"]["history"],
+        json!({"error": {"reason": "unknown_type", "message": "not for a broker"}})
     );
 }
 
 #[test]
 fn status_of_a_session_shows_what_it_waits_for_and_its_hooks() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let out = Ctl::new(&dir).run(["status", "alpha"]);
     out.expect_code(0);
     let text = out.stdout_str();
@@ -477,8 +533,8 @@ fn status_of_a_session_shows_what_it_waits_for_and_its_hooks() {
 
 #[test]
 fn paste_deliver_and_routes_may_ask_for_the_message() {
-    let dir = TempDir::new();
-    let broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let mut world = Standard::start(&dir);
     Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
     let out = Ctl::new(&dir).run(["paste", "alpha", "--format", "message"]);
     out.expect_code(0);
@@ -486,54 +542,27 @@ fn paste_deliver_and_routes_may_ask_for_the_message() {
         out.stdout_str(),
         "pasted the relay buffer into alpha (message)\n"
     );
-    assert!(matches!(
-        broker.last_request(),
-        Message::Paste {
-            format: Format::Message,
-            ..
-        }
-    ));
-    let out = Ctl::new(&dir).run(["deliver", "clipboard", "--format", "message", "--json"]);
+    // The format reached the broker: alpha's wrapper was sent the agent's own message.
+    assert_pasted(&world.alpha.next_inject(), TURN2_MESSAGE.as_bytes());
+    let out = Ctl::new(&dir).run([
+        "deliver", "inject", "--session", "alpha", "--format", "message", "--json",
+    ]);
     out.expect_code(0);
     assert_eq!(out.json()["delivered"]["format"], "message");
-    drop(broker);
+    assert_pasted(&world.alpha.next_inject(), TURN2_MESSAGE.as_bytes());
 
-    let dir = TempDir::new();
-    let broker = FakeBroker::with_handler(&dir.socket(), |m| match m {
-        Message::Hello { .. } => ack(),
-        Message::RouteAdd { route, .. } => Reply::message(Message::Route {
-            id: 0,
-            route: clippy_proto::RouteInfo {
-                route: "r1".into(),
-                from: route.from.clone(),
-                to: route.to.clone(),
-                kind: route.kind,
-                template: "{turn}".into(),
-                format: route.format.unwrap_or(Format::Text),
-                interrupt: false,
-                max_hops: 16,
-                gated: false,
-                submit: true,
-                paused: false,
-                paused_reason: None,
-                hops: 0,
-                handoffs: 0,
-            },
-        }),
-        _ => error(ErrorReason::UnknownType, "not here"),
-    });
-    let out = Ctl::new(&dir).run(["route", "add", "a", "b", "--format", "message"]);
+    let out = Ctl::new(&dir).run(["route", "add", "alpha", BETA, "--format", "message"]);
     out.expect_code(0);
     assert!(out.stdout_str().contains("message"), "{}", out.stdout_str());
-    assert!(matches!(
-        broker.last_request(),
-        Message::RouteAdd { ref route, .. } if route.format == Some(Format::Message)
-    ));
+    // The broker keeps the route with the format asked for.
+    let out = Ctl::new(&dir).run(["route", "list", "--json"]);
+    out.expect_code(0);
+    assert!(out.stdout_str().contains("\"format\":\"message\""), "{}", out.stdout_str());
 }
 
 #[test]
 fn status_without_a_broker_exits_3() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = Ctl::new(&dir).run(["status"]);
     out.expect_code(3);
     let text = out.stdout_str();
@@ -556,8 +585,8 @@ fn status_without_a_broker_exits_3() {
 
 #[test]
 fn broker_errors_exit_1_with_their_reason() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _world = Standard::start(&dir);
     let missing_turn = format!("{ALPHA}:99");
     let cases = [
         (vec!["list-turns", "nope"], "session_not_found"),
@@ -587,15 +616,25 @@ fn broker_errors_exit_1_with_their_reason() {
         assert_eq!(out.stderr, "");
     }
     Ctl::new(&dir).run(["capture", "alpha"]).expect_code(0);
-    let out = Ctl::new(&dir).run(["paste", BETA]);
+    // A session whose wrapper has gone has ended: pasting into it is refused.
+    drop(register(&dir.socket(), "ended01", Some("gone")));
+    clippy_testkit::wait_until("gone ended", TIMEOUT, || {
+        let out = Ctl::new(&dir).run(["status", "ended01", "--json"]);
+        out.code == 0 && out.json()["session_status"]["mode"] == "exited"
+    });
+    let out = Ctl::new(&dir).run(["paste", "ended01"]);
     out.expect_code(1);
-    assert!(out.stderr.starts_with("clippy-ctl: session_disconnected: "));
+    assert!(
+        out.stderr.starts_with("clippy-ctl: session_disconnected: "),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
 fn a_wait_timeout_from_the_broker_exits_124() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::with_handler(&dir.socket(), |m| match m {
+    let dir = test_dir();
+    let _broker = FaultPeer::start(&dir.socket(), |m| match m {
         Message::Hello { .. } => ack(),
         _ => error(ErrorReason::Timeout, "no match within 10 ms"),
     });
@@ -613,7 +652,7 @@ fn a_wait_timeout_from_the_broker_exits_124() {
 
 #[test]
 fn no_socket_exits_3_and_says_how_to_start_a_broker() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = Ctl::new(&dir).run(["list-sessions"]);
     out.expect_code(3);
     assert!(out.stdout.is_empty());
@@ -642,7 +681,7 @@ fn no_socket_exits_3_and_says_how_to_start_a_broker() {
 
 #[test]
 fn a_socket_nobody_listens_on_exits_3() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     // Bound, then the listener is gone: connecting is refused.
     private_dir(dir.socket().parent().unwrap());
     drop(std::os::unix::net::UnixListener::bind(dir.socket()).unwrap());
@@ -653,7 +692,7 @@ fn a_socket_nobody_listens_on_exits_3() {
 
 #[test]
 fn no_runtime_dir_exits_3() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = Ctl::without_runtime(&dir).run(["list-sessions"]);
     out.expect_code(3);
     assert!(out.stderr.contains("XDG_RUNTIME_DIR"), "{}", out.stderr);
@@ -669,10 +708,10 @@ fn no_runtime_dir_exits_3() {
 
 #[test]
 fn a_broker_that_never_answers_exits_3_within_the_timeout() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     // One that hangs in hello, one that hangs in the request.
     for hang_in_hello in [true, false] {
-        let _broker = FakeBroker::with_handler(&dir.socket(), move |m| match m {
+        let _broker = FaultPeer::start(&dir.socket(), move |m| match m {
             Message::Hello { .. } if !hang_in_hello => ack(),
             _ => Reply::Silent,
         });
@@ -689,10 +728,12 @@ fn a_broker_that_never_answers_exits_3_within_the_timeout() {
 
 #[test]
 fn socket_option_overrides_the_runtime_dir() {
-    let dir = TempDir::new();
-    let socket = dir.path().join("elsewhere/b.sock");
-    let state = std::sync::Arc::new(Standard::default());
-    let _broker = FakeBroker::with_handler(&socket, move |m| state.handle(m));
+    let dir = test_dir();
+    // A broker whose runtime folder is not the one clippy-ctl would look in.
+    let elsewhere = dir.subdir("elsewhere");
+    let broker = Broker::in_runtime(&elsewhere).start();
+    let socket = broker.socket().to_owned();
+    let _alpha = register(&socket, ALPHA, Some("alpha"));
     let out = Ctl::without_runtime(&dir).run([
         "list-sessions".as_ref(),
         "--socket".as_ref(),
@@ -710,7 +751,7 @@ fn socket_option_overrides_the_runtime_dir() {
 
 #[test]
 fn protocol_errors_exit_5() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     type Case = fn(&Message) -> Reply;
     let cases: [(&str, Case); 5] = [
         ("an unexpected reply", |m| match m {
@@ -739,7 +780,7 @@ fn protocol_errors_exit_5() {
         }),
     ];
     for (what, handler) in cases {
-        let broker = FakeBroker::with_handler(&dir.socket(), handler);
+        let broker = FaultPeer::start(&dir.socket(), handler);
         let out = Ctl::new(&dir).run(["list-sessions", "--timeout", "2000"]);
         assert_eq!(out.code, 5, "{what}: {out:?}");
         let out = Ctl::new(&dir).run(["list-sessions", "--json", "--timeout", "2000"]);
@@ -760,7 +801,7 @@ fn protocol_errors_exit_5() {
 
 #[test]
 fn usage_errors_exit_4() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     for args in [
         &["frobnicate"][..],
         &[],
@@ -789,7 +830,7 @@ fn usage_errors_exit_4() {
 
 #[test]
 fn usage_errors_with_json_are_one_object() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = Ctl::new(&dir).run(["get-turn", "s:1", "--format", "html", "--json"]);
     out.expect_code(4);
     let json = out.json();
@@ -800,7 +841,7 @@ fn usage_errors_with_json_are_one_object() {
 
 #[test]
 fn help_and_version_exit_0() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     for args in [&["--help"][..], &["-h"], &["get-turn", "--help"], &["help"]] {
         let out = Ctl::new(&dir).run(args);
         out.expect_code(0);
@@ -831,8 +872,8 @@ fn help_and_version_exit_0() {
 
 #[test]
 fn config_file_must_be_readable() {
-    let dir = TempDir::new();
-    let _broker = FakeBroker::start(&dir);
+    let dir = test_dir();
+    let _broker = Broker::in_dir(&dir).start();
     let out = Ctl::new(&dir).run(["list-sessions", "--config", "missing.toml"]);
     out.expect_code(4);
     assert!(out.stderr.contains("missing.toml"), "{}", out.stderr);
@@ -851,7 +892,7 @@ fn config_file_must_be_readable() {
 
 #[test]
 fn completions_for_every_shell() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let out = Ctl::without_runtime(&dir).run(["completions", shell]);
         out.expect_code(0);
@@ -875,7 +916,7 @@ fn completions_for_every_shell() {
 
 #[test]
 fn man_page_is_roff() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let out = Ctl::without_runtime(&dir).run(["man"]);
     out.expect_code(0);
     let page = out.stdout_str();
@@ -899,25 +940,10 @@ fn man_page_is_roff() {
 // The real broker
 // ---------------------------------------------------------------------------------------------
 
-/// The real broker, or `None` (and a note on stderr) while it cannot be built yet.
-fn real_broker_bin() -> Option<std::path::PathBuf> {
-    match broker_bin() {
-        Ok(bin) => Some(bin),
-        Err(why) if std::env::var_os("CLIPPY_CTL_REQUIRE_BROKER").is_some() => {
-            panic!("the real broker is required: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED: real clippy-broker not available: {why}");
-            None
-        }
-    }
-}
-
 #[test]
 fn against_the_real_broker() {
-    let Some(bin) = real_broker_bin() else { return };
-    let dir = TempDir::new();
-    let _broker = RealBroker::start(&dir, &bin);
+    let dir = test_dir();
+    let _broker = Broker::in_dir(&dir).start();
     let ctl = Ctl::new(&dir);
 
     // Nothing yet: no sessions, nothing to paste.
@@ -928,9 +954,9 @@ fn against_the_real_broker() {
     out.expect_code(1);
     assert!(out.stderr.starts_with("clippy-ctl: "), "{}", out.stderr);
 
-    let mut wrapper = FakeWrapper::register(&dir.socket(), "ctlsess01", Some("alpha"));
-    let first = wrapper.turn(1, TURN1, "hello world\n", "say hi");
-    let second = wrapper.turn(2, TURN2, TURN2_TEXT, "dump");
+    let mut wrapper = register(&dir.socket(), "ctlsess01", Some("alpha"));
+    let first = wrapper.report(turn_with(1, TURN1, "hello world\n", "say hi", None));
+    let second = wrapper.report(turn_with(2, TURN2, TURN2_TEXT, "dump", None));
     assert_eq!(second, "ctlsess01:2");
 
     // paste before any capture: buffer_empty.
@@ -1040,13 +1066,13 @@ fn against_the_real_broker() {
     assert_eq!(json["status"]["turns"], 2);
 
     // The agent's own word: a turn whose hooks gave its final message, and one without.
-    let third = wrapper.turn_with(
+    let third = wrapper.report(turn_with(
         3,
         b"\x1b[1mDone.\x1b[0m\r\n",
         "Done.\n",
         "finish",
         Some("**Done.**"),
-    );
+    ));
     let out = ctl.run(["get-turn", "alpha", "--format", "message"]);
     out.expect_code(0);
     assert_eq!(out.stdout, b"**Done.**");
@@ -1127,9 +1153,8 @@ fn against_the_real_broker() {
 
 #[test]
 fn real_broker_gone_exits_3() {
-    let Some(bin) = real_broker_bin() else { return };
-    let dir = TempDir::new();
-    let broker = RealBroker::start(&dir, &bin);
+    let dir = test_dir();
+    let broker = Broker::in_dir(&dir).start();
     Ctl::new(&dir).run(["status"]).expect_code(0);
     drop(broker);
     let out = Ctl::new(&dir).run(["list-sessions"]);
@@ -1143,11 +1168,10 @@ fn real_broker_gone_exits_3() {
 
 #[test]
 fn status_of_an_ended_session_says_how_it_ended() {
-    let Some(bin) = real_broker_bin() else { return };
-    let dir = TempDir::new();
-    let _broker = RealBroker::start(&dir, &bin);
+    let dir = test_dir();
+    let _broker = Broker::in_dir(&dir).start();
     let ctl = Ctl::new(&dir);
-    let mut wrapper = FakeWrapper::register(&dir.socket(), "ctlend01", Some("doomed"));
+    let mut wrapper = register(&dir.socket(), "ctlend01", Some("doomed"));
     let reply = wrapper
         .client
         .request(|id| Message::Deregister {
@@ -1196,9 +1220,8 @@ fn status_of_an_ended_session_says_how_it_ended() {
 
 #[test]
 fn a_wait_for_a_session_that_never_registers_times_out_saying_so() {
-    let Some(bin) = real_broker_bin() else { return };
-    let dir = TempDir::new();
-    let _broker = RealBroker::start(&dir, &bin);
+    let dir = test_dir();
+    let _broker = Broker::in_dir(&dir).start();
     let ctl = Ctl::new(&dir);
     let out = ctl.run(["wait-prompt", "ghost", "--timeout", "300"]);
     out.expect_code(124);

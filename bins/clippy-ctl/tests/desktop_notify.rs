@@ -328,7 +328,7 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
     if !desktop::tools_present(TOOLS) {
         return;
     }
-    let dir = TempDir::new("notify");
+    let dir = TempDir::with_runtime("notify");
     let display = Display::start(&dir);
     let bus = Bus::start(&dir);
     let mut dunst = bus.dunst(&dir, &display);

@@ -107,7 +107,7 @@ fn tmux_bindings_move_a_turn_between_two_panes() {
     if !desktop::tools_present(&["tmux"]) {
         return;
     }
-    let dir = TempDir::new("tmux");
+    let dir = TempDir::with_runtime("tmux");
     let broker = desktop::broker(&dir, &[]);
     let (log_a, log_b) = (dir.join("repl-a.bytes"), dir.join("repl-b.bytes"));
     let inner = Server::start(&dir, "inner", &desktop::wrapped_repl("a", &log_a));

@@ -27,7 +27,7 @@ fn hotkeys_move_a_turn_between_two_xterms() {
     if !desktop::tools_present(TOOLS) {
         return;
     }
-    let dir = TempDir::new("x11");
+    let dir = TempDir::with_runtime("x11");
     let display = Display::start(&dir);
     let _broker = desktop::broker(&dir, &[("DISPLAY", &display.name)]);
     let (log_a, log_b) = (dir.join("repl-a.bytes"), dir.join("repl-b.bytes"));
@@ -152,7 +152,7 @@ fn hotkeys_follow_keyboard_remaps_and_report_lost_bindings() {
     if !desktop::tools_present(TOOLS) {
         return;
     }
-    let dir = TempDir::new("x11-remap");
+    let dir = TempDir::with_runtime("x11-remap");
     let display = Display::start(&dir);
     let _broker = desktop::broker(&dir, &[("DISPLAY", &display.name)]);
     // A window with no session in it: a press there is answered with an error, which shows
@@ -220,7 +220,7 @@ fn hotkeys_follow_keyboard_remaps_and_report_lost_bindings() {
 /// tmux gets its bindings printed.
 #[test]
 fn hotkeys_check_their_arguments_and_environment() {
-    let dir = TempDir::new("hotkeys-args");
+    let dir = TempDir::with_runtime("hotkeys-args");
     let out = desktop::ctl(&dir, &[], &["hotkeys", "--capture", "c"]);
     assert_eq!(out.status.code(), Some(4), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use desktop::{Proc, TempDir, wait_for};
+use desktop::{Broker, TempDir, wait_for};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -21,14 +21,14 @@ use serde_json::Value;
 /// spawned (their wrappers then end) and its broker.
 struct History {
     dir: TempDir,
-    broker: Option<Proc>,
+    broker: Option<Broker>,
     /// The pids of the sessions' programs (each leads its process group).
     programs: Vec<i32>,
 }
 
 impl History {
     fn new(tag: &str) -> History {
-        let dir = TempDir::new(tag);
+        let dir = TempDir::with_runtime(tag);
         let mut history = History {
             dir,
             broker: None,

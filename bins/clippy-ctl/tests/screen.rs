@@ -32,7 +32,7 @@ fn json(out: &Output) -> Value {
 /// Starts a broker and the wrapped dialog named `name`, and waits until the dialog is on its
 /// screen: `wait-for` matches once the wrapper's tap has taken the output, and a `screen`
 /// request queues behind all of it.
-fn dialog(dir: &TempDir, name: &str) -> (desktop::Proc, OnTerminal) {
+fn dialog(dir: &TempDir, name: &str) -> (desktop::Broker, OnTerminal) {
     let broker = broker(dir, &[]);
     let wrapped = wrapped_dialog(dir, name);
     wait_for("the session to register", || {
@@ -61,7 +61,7 @@ fn lines(value: &Value) -> Vec<String> {
 
 #[test]
 fn screen_shows_the_dialog_and_the_history_before_it() {
-    let dir = TempDir::new("screen");
+    let dir = TempDir::with_runtime("screen");
     let (_broker, _wrapped) = dialog(&dir, "dlg");
 
     let out = ctl(&dir, &[], &["screen", "dlg", "--history", "100", "--json"]);
@@ -112,7 +112,7 @@ fn screen_shows_the_dialog_and_the_history_before_it() {
 
 #[test]
 fn screen_of_an_unknown_session_fails_with_session_not_found() {
-    let dir = TempDir::new("screen-unknown");
+    let dir = TempDir::with_runtime("screen-unknown");
     let _broker = broker(&dir, &[]);
     let out = ctl(&dir, &[], &["screen", "nope"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -129,7 +129,7 @@ fn screen_of_an_unknown_session_fails_with_session_not_found() {
 
 #[test]
 fn screen_of_a_killed_wrapper_fails_instead_of_waiting() {
-    let dir = TempDir::new("screen-killed");
+    let dir = TempDir::with_runtime("screen-killed");
     let (_broker, wrapped) = dialog(&dir, "doomed");
     wrapped.child.signal(clippy_pty::Signal::SIGKILL).unwrap();
     // Asked at once, the broker may not have seen the connection go yet: either way the answer

@@ -21,7 +21,7 @@ const SUBMIT_DELAY_MS: u64 = 1500;
 
 /// A broker with [`SUBMIT_DELAY_MS`] and the REPL wrapped as `name`, at its prompt; the file
 /// its reads are logged to, one line of hex per read.
-fn repl_session(dir: &TempDir, name: &str) -> (desktop::Proc, OnTerminal, PathBuf) {
+fn repl_session(dir: &TempDir, name: &str) -> (desktop::Broker, OnTerminal, PathBuf) {
     let config = dir.join("home/.config/clippy");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(
@@ -77,7 +77,7 @@ fn assert_enter_read_alone(path: &Path, text: &str) {
 
 #[test]
 fn send_enter_writes_the_enter_on_its_own_after_the_text() {
-    let dir = TempDir::new("submit-send");
+    let dir = TempDir::with_runtime("submit-send");
     let (_broker, wrapped, reads) = repl_session(&dir, "rs");
 
     let out = ctl(&dir, &[], &["--json", "send", "rs", "say hello", "--enter"]);
@@ -92,7 +92,7 @@ fn send_enter_writes_the_enter_on_its_own_after_the_text() {
 
 #[test]
 fn exec_writes_the_enter_on_its_own_after_the_command() {
-    let dir = TempDir::new("submit-exec");
+    let dir = TempDir::with_runtime("submit-exec");
     let (_broker, _wrapped, reads) = repl_session(&dir, "rx");
 
     let out = ctl(

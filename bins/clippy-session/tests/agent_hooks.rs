@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::{session_dirs, test_dir};
+
 use std::path::{Path, PathBuf};
 
 use clippy_pty::ExitStatus;
@@ -44,7 +46,7 @@ fn s(path: &Path) -> &str {
 
 /// Asks two questions of `agent` with hooks wired and returns the turn log.
 fn two_questions(agent: &str) -> Vec<Value> {
-    questions_in(&TempDir::new(), agent)
+    questions_in(&test_dir(), agent)
 }
 
 /// [`two_questions`], in `dir`.
@@ -114,7 +116,7 @@ fn codex_turns_end_at_its_notify_program_with_its_own_message() {
 /// test's temporary folder is not: its hooks come from the user's settings, installed once.
 #[test]
 fn gemini_turns_end_at_its_after_agent_hook_with_its_own_message() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let installed = std::process::Command::new(ctl_bin())
         .args(["hooks", "install", "gemini"])
         .env("HOME", dir.home())
@@ -127,7 +129,7 @@ fn gemini_turns_end_at_its_after_agent_hook_with_its_own_message() {
 
 #[test]
 fn gemini_per_run_wiring_under_a_shared_folder_is_refused_with_a_reason() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let agent = agent_named(&dir, "gemini");
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", s(&agent)])
         .env("PATH", path_with(agent.parent().unwrap()))
@@ -142,7 +144,7 @@ fn gemini_per_run_wiring_under_a_shared_folder_is_refused_with_a_reason() {
 
 #[test]
 fn without_agent_hooks_nothing_is_wired_and_no_socket_is_offered() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let agent = agent_named(&dir, "claude");
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--no-agent-hooks", "--", s(&agent)])
         .env("PATH", path_with(agent.parent().unwrap()))
@@ -155,7 +157,7 @@ fn without_agent_hooks_nothing_is_wired_and_no_socket_is_offered() {
 
 #[test]
 fn a_program_that_is_not_a_known_agent_gets_the_socket_but_no_wiring() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let agent = agent_named(&dir, "myagent");
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--preset", "claude", "--", s(&agent)])
         .env("PATH", path_with(agent.parent().unwrap()))
@@ -238,7 +240,7 @@ fn garbage_on_the_hook_socket_is_rejected_and_the_session_goes_on() {
         .start();
     term.expect(prompt_of("claude"));
     fixture.wait_state("g", "registered", |_| true);
-    let socket = dir.session_dirs()[0].join("hook.sock");
+    let socket = session_dirs(&dir)[0].join("hook.sock");
     for garbage in [
         &b"GET / HTTP/1.1\r\n\r\n"[..],
         b"clippy-hook 1 claude\n{not json",

@@ -11,6 +11,8 @@
 
 mod support;
 
+use support::{session_dirs, test_dir};
+
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -23,9 +25,10 @@ use clippy_proto::{Message, PatternKind, ProtoError};
 use clippy_pty::{CommandSpec, PtyMaster, WinSize};
 use nix::sys::signal::Signal;
 use support::broker::{
-    self, Broker, BrokerGuard, client, ctl, ctl_command, events, is_gone, memory_kib, p50_max,
-    request_latencies, session_named, sessions, wait_until,
+    self, broker_guard, start_broker, client, ctl, ctl_command, events, is_gone, memory_kib, p50_max,
+    request_latencies, session_named, sessions,
 };
+use clippy_testkit::wait_until;
 use support::{Spawn, TempDir, Term, program, python, signal_pid};
 
 /// How long a process may take before it counts as hung: a liveness deadline, far beyond what any
@@ -90,9 +93,9 @@ fn waiters(client: &mut clippy_proto::Client, session: &str) -> u32 {
 
 #[test]
 fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let mut first = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let mut first = start_broker(&dir, &[]);
     let names = ["alpha", "beta", "gamma"];
     let mut terms: Vec<Term> = names.iter().map(|name| burst(&dir, name)).collect();
     let dump = dir.join("pasted");
@@ -212,7 +215,7 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
     assert_eq!(down.code, 3, "list-sessions without a broker: {down:?}");
 
     // A new broker: every wrapper registers again, with its turns under the same ids.
-    let _second = Broker::start(&dir, &[]);
+    let _second = start_broker(&dir, &[]);
     let mut c = client(&dir);
     let reconnect = Instant::now();
     wait_until(
@@ -279,9 +282,9 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
 
 #[test]
 fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     // The victim's program records how its terminal went away.
     let hup_file = dir.join("victim.hup");
     let mut victim = Spawn::wrapper(&dir, burst_args("victim"))
@@ -371,9 +374,9 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
 
 #[test]
 fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let mut term = burst(&dir, "busy");
     let mut n = 1;
     turn(&mut term, "busy", n);
@@ -594,7 +597,7 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_spool_disk_is_reported_once_and_never_stalls_the_session() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     // The whole runtime directory (socket, session folders, spools) on a 256 KiB tmpfs.
     let _tmpfs = match Tmpfs::mount(&dir.runtime(), "256k") {
         Ok(tmpfs) => tmpfs,
@@ -607,13 +610,12 @@ fn a_full_spool_disk_is_reported_once_and_never_stalls_the_session() {
             return;
         }
     };
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let mut term = burst(&dir, "full");
     turn(&mut term, "full", 1);
     let mut c = client(&dir);
-    let spool = dir
-        .session_dirs()
+    let spool = session_dirs(&dir)
         .first()
         .map(|d| d.join("output.spool"))
         .expect("a session folder");
@@ -770,9 +772,9 @@ fn a_200_mb_line_keeps_memory_bounded_and_its_turn_is_truncated() {
         .unwrap_or(200_000_000);
     const MAX_TURN: u64 = 4 * 1024 * 1024;
     const BOUND_KIB: u64 = 100 * 1024;
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let broker_process = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let broker_process = start_broker(&dir, &[]);
     let term = CountingTerm::start(&dir, &burst_args("flood"));
     wait_until("the first prompt", Duration::from_secs(10), || {
         term.tail_has(b"burst> ")
@@ -883,9 +885,9 @@ fn a_200_mb_line_keeps_memory_bounded_and_its_turn_is_truncated() {
 /// have been registered once and never have left.
 #[test]
 fn a_broker_stalled_for_seconds_keeps_the_session_and_gets_every_later_turn() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let broker_process = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let broker_process = start_broker(&dir, &[]);
     let mut term = burst(&dir, "stall");
     turn(&mut term, "stall", 1);
     let id = id_of(&dir, "stall");
@@ -941,9 +943,9 @@ fn a_broker_stalled_for_seconds_keeps_the_session_and_gets_every_later_turn() {
 /// program reads, every byte it was given arrives, in order, and input flows again.
 #[test]
 fn a_program_that_does_not_read_gets_busy_instead_of_unbounded_input() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let flag = dir.path().join("read-now");
     let script = format!(
         "import os, time, tty\n\

@@ -11,6 +11,8 @@
 
 mod support;
 
+use support::test_dir;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,7 +21,7 @@ use clippy_proto::{Client, EventRecord, Message, Mode, Progress, Role, SessionIn
 use clippy_pty::Signal;
 use serde_json::Value;
 use support::broker::{
-    self, Broker, BrokerGuard, brokers_of, client, ctl, ctl_command, try_connect,
+    self, Broker, broker_guard, start_broker, brokers_of, client, ctl, ctl_command, try_connect,
     wait_session_state,
 };
 use support::{Spawn, TempDir, base_env, proc_stat, settle, signal_pid};
@@ -121,9 +123,9 @@ impl Drop for Bg {
 #[test]
 fn a_session_exiting_with_code_3_is_announced_and_its_status_says_so() {
     broker::ctl_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let mut term = one_line_shell(&dir, "three", 3);
     term.send("\r");
     assert_eq!(term.wait_exit().code_for_shell(), 3);
@@ -161,9 +163,9 @@ fn a_session_exiting_with_code_3_is_announced_and_its_status_says_so() {
 #[test]
 fn a_session_killed_by_a_signal_is_announced_with_the_signal() {
     broker::ctl_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let mut term = one_line_shell(&dir, "doomed", 0);
     let child = wait_session_state(&dir, "doomed", "registered", |s| s.connected).pid;
     signal_pid(child, Signal::SIGKILL);
@@ -235,9 +237,9 @@ fn goodbye() -> Message {
 #[test]
 fn a_deregister_read_together_with_the_wrappers_hang_up_still_says_how_it_ended() {
     broker::broker_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let broker = start_broker(&dir, &[]);
     let mut wrapper = raw_wrapper(&dir);
     stop(&broker);
     wrapper
@@ -263,9 +265,9 @@ fn a_deregister_read_together_with_the_wrappers_hang_up_still_says_how_it_ended(
 #[test]
 fn a_deregister_behind_a_failed_injection_still_says_how_it_ended() {
     broker::broker_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let broker = start_broker(&dir, &[]);
     let mut wrapper = raw_wrapper(&dir);
     let mut sender = client(&dir);
     stop(&broker);
@@ -328,8 +330,8 @@ fn bash_session(dir: &TempDir, name: &str) -> support::Term {
 fn a_wait_prompt_asked_before_the_session_and_the_broker_returns_at_its_prompt() {
     broker::broker_bin();
     broker::ctl_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     let waiting = ctl_before_everything(&dir, &["wait-prompt", "sh", "--timeout", "60000"]);
     let mut term = bash_session(&dir, "sh");
     let (code, stdout, stderr) = waiting.finish();
@@ -351,8 +353,8 @@ fn a_wait_prompt_asked_before_the_session_and_the_broker_returns_at_its_prompt()
 fn an_exec_asked_before_the_session_and_the_broker_runs_at_its_first_prompt() {
     broker::broker_bin();
     broker::ctl_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     let waiting = ctl_before_everything(
         &dir,
         &[
@@ -380,9 +382,9 @@ fn an_exec_asked_before_the_session_and_the_broker_runs_at_its_first_prompt() {
 #[test]
 fn a_wait_on_a_name_that_never_registers_times_out_saying_so() {
     broker::ctl_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let _broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let _broker = start_broker(&dir, &[]);
     let out = ctl(
         &dir,
         &["wait-for", "nobody", "text", "--timeout", "200"],
@@ -414,8 +416,8 @@ impl Drop for Detached {
 #[test]
 fn a_detached_wrapper_says_ready_with_its_id_once_the_broker_knows_it() {
     broker::broker_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     // No broker runs: the wrapper starts one, registers, and only then says ready.
     let mut wrapper = Detached(
         Command::new(support::wrapper_bin())

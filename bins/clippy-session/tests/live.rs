@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::{session_dirs, test_dir};
+
 use std::fs;
 use std::path::Path;
 
@@ -68,7 +70,7 @@ fn str_field<'a>(turn: &'a Value, field: &str) -> &'a str {
 /// settings and size: the child's PTY when wrapped, the user's own when not).
 #[test]
 fn output_reaches_the_terminal_unmodified() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let emit = program("emit.py");
 
     let mut direct = Spawn::program(&dir, python(), [s(&emit)])
@@ -96,7 +98,7 @@ fn output_reaches_the_terminal_unmodified() {
 /// every other byte value.
 #[test]
 fn input_reaches_the_child_unmodified() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let dump = dir.join("input.hex");
     let mut term = Spawn::wrapper(
         &dir,
@@ -159,7 +161,7 @@ struct EnvRun {
 /// Runs a Python REPL under the wrapper (with `extra` options) and has it dump its own
 /// exec-time environment (`/proc/self/environ`, which later `setenv`s do not change).
 fn run_env_dump(extra: &[&str]) -> EnvRun {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let log = dir.join("turns.jsonl");
     let dump = dir.join("environ");
     let mut args = vec!["--no-broker", "--preset", "python", "--turn-log", s(&log)];
@@ -168,8 +170,7 @@ fn run_env_dump(extra: &[&str]) -> EnvRun {
     let mut term = Spawn::wrapper(&dir, args).start();
     term.expect(">>> ");
     let wrapper = environ_of(term.pid());
-    let session_dirs = dir
-        .session_dirs()
+    let session_dirs = session_dirs(&dir)
         .iter()
         .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
         .collect();
@@ -201,7 +202,7 @@ fn show_env(entries: &[Vec<u8>]) -> Vec<String> {
 fn child_environment_is_the_wrappers() {
     let run = run_env_dump(&[]);
     // The wrapper got just the environment the harness gave it, so nothing else could leak in.
-    let mut given: Vec<String> = base_env(&TempDir::new())
+    let mut given: Vec<String> = base_env(&test_dir())
         .iter()
         .map(|(key, _)| key.to_str().unwrap().to_owned())
         .collect();
@@ -252,7 +253,7 @@ fn export_session_id_adds_exactly_one_variable() {
 /// kept spool.
 #[test]
 fn bash_turns_with_shell_integration() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let log = dir.join("turns.jsonl");
     let kept = dir.subdir("kept");
     let mut term = Spawn::wrapper(
@@ -351,7 +352,7 @@ fn bash_turns_with_shell_integration() {
     assert_eq!(turns[0]["text"], "hello");
     assert_eq!(turns[1]["text"], "a\nb");
     // The rc file went with the session folder.
-    assert!(dir.session_dirs().is_empty(), "{:?}", dir.session_dirs());
+    assert!(session_dirs(&dir).is_empty(), "{:?}", session_dirs(&dir));
 }
 
 /// `--shell-integration -- bash --norc` loads no rc file but the hooks
@@ -367,7 +368,7 @@ fn shell_integration_keeps_norc() {
         let end = term.expect("]\r\n");
         term.output()[start..end].to_vec()
     }
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut plain = Spawn::program(&dir, "bash", ["--norc", "--noprofile"])
         .cwd(dir.home())
         .start();
@@ -407,7 +408,7 @@ fn shell_integration_keeps_norc() {
 /// sleep (its turn, and only it, interrupted).
 #[test]
 fn python_turns_with_the_python_preset() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let log = dir.join("turns.jsonl");
     let mut term = Spawn::wrapper(
         &dir,
@@ -492,7 +493,7 @@ fn python_turns_with_the_python_preset() {
 /// line), checks the terminal is in raw mode while it runs, lets it go on, and returns the
 /// wrapper's status after checking the terminal's settings are back as they were.
 fn run_sh_and_check_terminal(script: &str) -> ExitStatus {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut term = Spawn::wrapper(
         &dir,
         [
@@ -539,7 +540,7 @@ fn child_killed_by_a_signal_is_reraised_and_the_terminal_is_restored() {
 /// SIGTERM sent to the wrapper goes to the child, whose trap decides the exit code.
 #[test]
 fn sigterm_is_forwarded_and_the_terminal_is_restored() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut term = Spawn::wrapper(
         &dir,
         [
@@ -570,7 +571,7 @@ fn sigterm_is_forwarded_and_the_terminal_is_restored() {
 /// the new size on the child's PTY), as `stty size` in the child shows.
 #[test]
 fn resizing_the_terminal_resizes_the_childs() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "bash", "--norc", "--noprofile"])
         .env("PS1", BASH_PROMPT)
         .size(80, 24)
@@ -607,7 +608,7 @@ fn resizing_the_terminal_resizes_the_childs() {
 /// the kernel would discard the stop.
 #[test]
 fn sigtstp_stops_with_the_terminal_restored_and_sigcont_resumes() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let pid_file = dir.join("wrapper.pid");
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "bash", "--norc", "--noprofile"])
         .env("PS1", BASH_PROMPT)
@@ -655,7 +656,7 @@ fn sigtstp_stops_with_the_terminal_restored_and_sigcont_resumes() {
 /// --turn-log F -- bash --norc`: no terminal at all, stdin and stdout are pipes. Returns the exit
 /// status, stdout, stderr and the turns.
 fn run_headless_bash() -> (std::process::ExitStatus, Vec<u8>, String, Vec<Value>) {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let log = dir.join("turns.jsonl");
     let mut command = std::process::Command::new(wrapper_bin());
     command
@@ -677,7 +678,7 @@ fn run_headless_bash() -> (std::process::ExitStatus, Vec<u8>, String, Vec<Value>
     let run = Headless::start(command, Some(b"echo hi\nstty size\nexit 0\n"));
     let (status, stdout, stderr) = run.finish();
     let stderr = String::from_utf8_lossy(&stderr).into_owned();
-    assert!(dir.session_dirs().is_empty(), "{:?}", dir.session_dirs());
+    assert!(session_dirs(&dir).is_empty(), "{:?}", session_dirs(&dir));
     (status, stdout, stderr, read_turn_log(&log))
 }
 
@@ -745,7 +746,7 @@ fn run_failing(
     args: &[&str],
     configure: impl FnOnce(&mut std::process::Command, &TempDir),
 ) -> (Option<i32>, String) {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let cwd = dir.subdir("cwd");
     let mut command = std::process::Command::new(wrapper_bin());
     command
@@ -762,9 +763,9 @@ fn run_failing(
         stdout.escape_ascii()
     );
     assert!(
-        dir.session_dirs().is_empty(),
+        session_dirs(&dir).is_empty(),
         "no session folder is left behind: {:?} (stderr: {stderr})",
-        dir.session_dirs()
+        session_dirs(&dir)
     );
     assert!(
         list_dir(&cwd).is_empty(),
@@ -854,7 +855,7 @@ fn error_no_command() {
 /// effects, in a session that then fails to start).
 #[test]
 fn error_unopenable_turn_log() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let marker = dir.join("the-command-ran");
     let log = dir.join("missing/turns.jsonl");
     let mut command = std::process::Command::new(wrapper_bin());
@@ -873,7 +874,7 @@ fn error_unopenable_turn_log() {
         stderr.contains(s(&log)),
         "the message names the turn log: {stderr}"
     );
-    assert!(dir.session_dirs().is_empty(), "{:?}", dir.session_dirs());
+    assert!(session_dirs(&dir).is_empty(), "{:?}", session_dirs(&dir));
     let mut problems = Vec::new();
     if status.code() != Some(4) {
         problems.push(format!("{status}, expected exit code 4"));
@@ -893,7 +894,7 @@ fn error_unopenable_turn_log() {
 /// session folder is gone.
 #[test]
 fn kept_spool_is_the_output_with_lf_line_ends() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let kept = dir.subdir("kept");
     let mut term = Spawn::wrapper(
         &dir,
@@ -911,7 +912,7 @@ fn kept_spool_is_the_output_with_lf_line_ends() {
     .start();
     term.expect("WAITING\r\n");
 
-    let sessions = dir.session_dirs();
+    let sessions = session_dirs(&dir);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let session_dir = &sessions[0];
     let id = session_dir
@@ -934,7 +935,7 @@ fn kept_spool_is_the_output_with_lf_line_ends() {
     let output = term.read_to_end();
     assert!(output.ends_with(b"END-OF-EMIT"));
 
-    assert!(dir.session_dirs().is_empty(), "{:?}", dir.session_dirs());
+    assert!(session_dirs(&dir).is_empty(), "{:?}", session_dirs(&dir));
     let kept_files = list_dir(&kept);
     assert_eq!(kept_files, vec![kept.join(format!("{id}.spool"))]);
     assert_bytes_eq(
@@ -947,7 +948,7 @@ fn kept_spool_is_the_output_with_lf_line_ends() {
 /// Without `--keep-spool` the session folder exists while the session runs and is gone after.
 #[test]
 fn spool_folder_is_removed_at_exit() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut term = Spawn::wrapper(
         &dir,
         [
@@ -960,12 +961,12 @@ fn spool_folder_is_removed_at_exit() {
     )
     .start();
     term.expect("WAITING\r\n");
-    let sessions = dir.session_dirs();
+    let sessions = session_dirs(&dir);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(sessions[0].join("output.spool").is_file());
     term.send("\r");
     assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
-    assert!(dir.session_dirs().is_empty(), "{:?}", dir.session_dirs());
+    assert!(session_dirs(&dir).is_empty(), "{:?}", session_dirs(&dir));
     // Nothing else either: `clippy/sessions/` is all that is left in the runtime dir.
     assert_eq!(list_dir(&dir.runtime()), vec![dir.runtime().join("clippy")]);
 }

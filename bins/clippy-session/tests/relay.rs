@@ -6,8 +6,10 @@
 
 mod support;
 
+use support::test_dir;
+
 use clippy_proto::{Message, SessionSummary};
-use support::broker::{self, Broker, BrokerGuard, brokers_of, client, socket};
+use support::broker::{self, broker_guard, start_broker, brokers_of, client, socket};
 use support::{Spawn, TempDir, python, settle};
 
 /// `list_sessions` on a new connection.
@@ -38,8 +40,8 @@ fn python_session(dir: &TempDir, name: &str) -> support::Term {
 #[test]
 fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste() {
     broker::broker_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     // No broker runs: the first session starts one.
     let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('line one'); print('line two')\r");
@@ -150,9 +152,9 @@ fn a_turn_captured_in_one_session_is_pasted_into_another_as_one_bracketed_paste(
 
 #[test]
 fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let mut broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let mut broker = start_broker(&dir, &[]);
     let mut shell = Spawn::wrapper(
         &dir,
         [
@@ -177,7 +179,7 @@ fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
     // The session goes on without a broker: its turns are still detected.
     shell.send("echo during\r");
     shell.expect("during\r\n");
-    let mut broker = Broker::start(&dir, &[]);
+    let mut broker = start_broker(&dir, &[]);
     settle("the session re-registered with both turns", || {
         sessions(&dir)
             .iter()
@@ -207,8 +209,8 @@ fn sessions_come_back_with_their_turns_after_the_broker_restarts() {
 #[test]
 fn no_broker_starts_none() {
     broker::broker_bin();
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "sh", "-c", "echo done"]).start();
     term.expect("done");
     assert!(term.wait_exit().success());
@@ -218,9 +220,9 @@ fn no_broker_starts_none() {
 
 #[test]
 fn a_killed_wrapper_s_session_disappears_and_the_relay_buffer_stays() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
-    let mut broker = Broker::start(&dir, &[]);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
+    let mut broker = start_broker(&dir, &[]);
     let mut alpha = python_session(&dir, "alpha");
     alpha.send("print('kept')\r");
     alpha.expect("kept\r\n>>> ");

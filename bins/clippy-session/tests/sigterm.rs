@@ -6,12 +6,14 @@
 
 mod support;
 
+use support::test_dir;
+
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use clippy_pty::{ExitStatus, Signal};
 
-use support::{Headless, Spawn, TempDir, base_env, wrapper_bin};
+use support::{Headless, Spawn, base_env, wrapper_bin};
 
 /// The prompt of a plain `bash --norc` (given through the environment, which bash honours).
 const BASH_PROMPT: &str = "test$ ";
@@ -20,7 +22,7 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 
 #[test]
 fn sigterm_to_a_wrapped_interactive_shell_hangs_it_up_after_the_grace() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut term = Spawn::wrapper(&dir, ["--no-broker", "--", "bash", "--norc", "--noprofile"])
         .env("PS1", BASH_PROMPT)
         .start();
@@ -45,7 +47,7 @@ fn sigterm_to_a_wrapped_interactive_shell_hangs_it_up_after_the_grace() {
 /// `timeout 2 clippy-session -- bash` ends: timeout's SIGTERM, then the hang-up.
 #[test]
 fn timeout_stops_a_wrapped_interactive_shell() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let mut command = std::process::Command::new("timeout");
     command
         .env_clear()

@@ -8,16 +8,18 @@
 
 mod support;
 
+use support::{session_dirs, test_dir};
+
 use std::path::PathBuf;
 
 use clippy_pty::{ExitStatus, Signal};
-use support::broker::{Broker, BrokerGuard, is_gone};
+use support::broker::{broker_guard, start_broker, is_gone};
 use support::{Spawn, TempDir, Term, children_of, settle, signal_pid};
 
 /// A wrapper without a broker around a shell that prints `ready` and waits for a line, once it
 /// is ready; with its session folder.
 fn start_session(dir: &TempDir) -> (Term, PathBuf) {
-    let before = dir.session_dirs();
+    let before = session_dirs(&dir);
     let mut term = Spawn::wrapper(
         dir,
         [
@@ -30,8 +32,7 @@ fn start_session(dir: &TempDir) -> (Term, PathBuf) {
     )
     .start();
     term.expect("ready");
-    let new: Vec<PathBuf> = dir
-        .session_dirs()
+    let new: Vec<PathBuf> = session_dirs(&dir)
         .into_iter()
         .filter(|path| !before.contains(path))
         .collect();
@@ -65,7 +66,7 @@ fn kill_session(term: &mut Term) {
 
 #[test]
 fn a_new_session_sweeps_a_killed_wrappers_folder_and_keeps_a_live_one() {
-    let dir = TempDir::new();
+    let dir = test_dir();
     let (_live, live_folder) = start_session(&dir);
     let (mut killed, killed_folder) = start_session(&dir);
     kill_session(&mut killed);
@@ -78,24 +79,24 @@ fn a_new_session_sweeps_a_killed_wrappers_folder_and_keeps_a_live_one() {
     );
     let mut expected = vec![live_folder, next_folder];
     expected.sort();
-    assert_eq!(dir.session_dirs(), expected);
+    assert_eq!(session_dirs(&dir), expected);
 }
 
 #[test]
 fn a_starting_broker_sweeps_a_killed_wrappers_folder_and_keeps_a_live_one() {
-    let dir = TempDir::new();
-    let _brokers = BrokerGuard::new(&dir);
+    let dir = test_dir();
+    let _brokers = broker_guard(&dir);
     let (_live, live_folder) = start_session(&dir);
     let (mut killed, killed_folder) = start_session(&dir);
     kill_session(&mut killed);
     assert!(killed_folder.is_dir(), "SIGKILL leaves the folder behind");
 
-    let _broker = Broker::start(&dir, &[]);
+    let _broker = start_broker(&dir, &[]);
     assert!(
         !killed_folder.exists(),
         "the dead wrapper's folder is swept"
     );
-    assert_eq!(dir.session_dirs(), vec![live_folder]);
+    assert_eq!(session_dirs(&dir), vec![live_folder]);
     let log = std::fs::read_to_string(dir.join("broker.log")).unwrap();
     assert!(
         log.contains("removed the stale session folder"),

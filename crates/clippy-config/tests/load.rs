@@ -7,43 +7,15 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use clippy_config::{Config, ConfigError, Layers, OutputFormat, SearchPaths};
+use clippy_testkit::TempDir;
 
-/// A temporary directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "clippy-config-{name}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
-    }
-
-    /// Writes `text` at `relative` (creating parents) and returns the full path.
-    fn write(&self, relative: &str, text: &str) -> PathBuf {
-        let path = self.0.join(relative);
-        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A fake environment: `XDG_CONFIG_HOME` inside the temp dir plus `extra`.
 fn fake_env(
     dir: &TempDir,
     extra: &'static [(&'static str, &'static str)],
 ) -> impl Fn(&str) -> Option<String> {
-    let xdg = dir.0.join("xdg").to_string_lossy().into_owned();
+    let xdg = dir.join("xdg").to_string_lossy().into_owned();
     move |name| {
         if name == "XDG_CONFIG_HOME" {
             return Some(xdg.clone());
@@ -63,8 +35,8 @@ fn search_paths(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> SearchPaths {
     SearchPaths {
-        system: Some(dir.0.join("etc/clippy/config.toml")),
-        ..SearchPaths::new(explicit, &dir.0.join("cwd"), env)
+        system: Some(dir.join("etc/clippy/config.toml")),
+        ..SearchPaths::new(explicit, &dir.join("cwd"), env)
     }
 }
 
@@ -88,7 +60,7 @@ fn load_err(name: &str, text: &str) -> (ConfigError, PathBuf) {
 #[test]
 fn no_files_means_defaults() {
     let dir = TempDir::new("none");
-    std::fs::create_dir_all(dir.0.join("cwd")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("cwd")).expect("mkdir");
     let env = fake_env(&dir, &[]);
     let (config, used) = load(&dir, None, &env).expect("loads");
     assert_eq!(config, Config::default());
@@ -149,7 +121,7 @@ fn precedence_across_four_layers() {
 #[test]
 fn user_layer_falls_back_to_home_dot_config() {
     let dir = TempDir::new("home");
-    let home = dir.0.join("home").to_string_lossy().into_owned();
+    let home = dir.join("home").to_string_lossy().into_owned();
     let user = dir.write(
         "home/.config/clippy/config.toml",
         "[broker]\nring_depth = 9\n",
@@ -349,7 +321,7 @@ fn an_error_in_an_overridden_layer_is_still_reported() {
 fn missing_explicit_file_is_an_error() {
     let dir = TempDir::new("missing");
     let env = fake_env(&dir, &[]);
-    let missing = dir.0.join("nope.toml");
+    let missing = dir.join("nope.toml");
     let err = load(&dir, Some(&missing), &env).expect_err("missing --config");
     assert!(
         matches!(&err, ConfigError::MissingExplicit { path } if path == &missing),
@@ -393,7 +365,7 @@ fn invalid_toml_names_the_layer() {
 fn unreadable_layer_is_an_error_not_skipped() {
     let dir = TempDir::new("unreadable");
     // A directory where the user layer's file should be: it exists but cannot be read.
-    std::fs::create_dir_all(dir.0.join("xdg/clippy/config.toml")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("xdg/clippy/config.toml")).expect("mkdir");
     let env = fake_env(&dir, &[]);
     let err = load(&dir, None, &env).expect_err("a directory");
     assert!(matches!(err, ConfigError::Read { .. }), "{err:?}");

@@ -239,14 +239,13 @@ fn missing_program_is_a_spawn_error() {
 
 #[test]
 fn non_executable_program_is_permission_denied() {
-    let dir = std::env::temp_dir().join(format!("clippy-pty-noexec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = clippy_testkit::TempDir::new("clippy-pty-noexec");
     let file = dir.join("script");
     std::fs::write(&file, "#!/bin/sh\necho hi\n").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let pair = openpty(WinSize::new(80, 24)).unwrap();
     let err = pair.slave.spawn(&CommandSpec::new(&file)).unwrap_err();
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
     match err {
         PtyError::Spawn { source, .. } => {
             assert_eq!(source.kind(), io::ErrorKind::PermissionDenied)

@@ -281,17 +281,22 @@ impl Broker {
         }
     }
 
+    /// Waits for its exit (after a signal of the test's); fails the test if it still runs after
+    /// [`DEADLINE`].
+    pub fn wait(&mut self) -> ExitStatus {
+        let status = self.wait_timeout(DEADLINE).unwrap_or_else(|| {
+            self.kill();
+            panic!("the broker did not exit:\n{}", self.log_text())
+        });
+        self.child = None;
+        status
+    }
+
     /// Stops it as a user would (SIGTERM) and waits for the exit; fails the test if it does
     /// not stop within [`DEADLINE`].
     pub fn stop(&mut self) -> ExitStatus {
         self.signal(Signal::SIGTERM);
-        let status = self.wait_timeout(DEADLINE);
-        let status = status.unwrap_or_else(|| {
-            self.kill();
-            panic!("the broker did not stop on SIGTERM:\n{}", self.log_text())
-        });
-        self.child = None;
-        status
+        self.wait()
     }
 
     /// Kills it (SIGKILL) and reaps it.

@@ -74,6 +74,19 @@ impl TempDir {
         crate::socket_in(&self.runtime())
     }
 
+    /// Writes `contents` at `relative` inside the folder (creating the missing folders on the
+    /// way); returns the file's path.
+    pub fn write(&self, relative: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        }
+        fs::write(&path, contents)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        path
+    }
+
     /// The names of the folder's entries, sorted.
     pub fn entries(&self) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(&self.path)
@@ -87,7 +100,27 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
+        if fs::remove_dir_all(&self.path).is_err() {
+            // A test may have left a folder read-only: open them all up, then remove.
+            open_up(&self.path);
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Gives `dir` and every folder below it (not following links) mode 0700, parents first (a
+/// folder's entries can be listed once it is open).
+fn open_up(dir: &Path) {
+    let mut todo = vec![dir.to_owned()];
+    while let Some(dir) = todo.pop() {
+        let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(0o700));
+        if let Ok(entries) = fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    todo.push(entry.path());
+                }
+            }
+        }
     }
 }
 

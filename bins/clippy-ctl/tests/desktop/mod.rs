@@ -1,5 +1,6 @@
 //! Harness for the desktop end-to-end tests (`desktop_x11.rs`, `desktop_tmux.rs`,
-//! `desktop_notify.rs`): the real binaries, a private broker and runtime folder per test, a
+//! `desktop_notify.rs`): the real binaries, a private broker and runtime folder per test (the
+//! workspace's test kit, `clippy-testkit`), a
 //! private X server ([`x11`]), and every process the test starts owned by a [`Proc`] that kills
 //! it (its process group, by pid) when dropped. A test that cannot run here says so with
 //! [`skip`], which fails instead where [`REQUIRE`] is set (CI, which installs every tool).
@@ -13,10 +14,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clippy_pty::{CommandSpec, PtyMaster, WinSize};
+pub use clippy_testkit::{Broker, TempDir};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
@@ -120,80 +122,10 @@ impl Drop for Proc {
     }
 }
 
-/// A private folder (0700), removed on drop: `run/` is the `XDG_RUNTIME_DIR`.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        use std::os::unix::fs::DirBuilderExt;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("clippy-{tag}-{}-{nanos}", std::process::id()));
-        for dir in [path.clone(), path.join("run"), path.join("home")] {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)
-                .unwrap();
-        }
-        TempDir(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    pub fn runtime(&self) -> PathBuf {
-        self.0.join("run")
-    }
-
-    pub fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A workspace binary next to `clippy-ctl`, built if missing (`cargo test -p clippy-ctl` does
-/// not build the other packages' binaries).
+/// A workspace binary from the same build (the test kit's [`clippy_testkit::bin`]: built on first
+/// use in this test process; `cargo test -p clippy-ctl` does not build the other packages).
 pub fn workspace_bin(package: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let ctl = PathBuf::from(env!("CARGO_BIN_EXE_clippy-ctl"));
-    let dir = ctl.parent().unwrap().to_owned();
-    let bin = dir.join(package);
-    if !bin.exists() {
-        BUILT.get_or_init(|| {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut build = Command::new(cargo);
-            build
-                .args([
-                    "build",
-                    "-p",
-                    "clippy-broker",
-                    "-p",
-                    "clippy-session",
-                    "--bins",
-                ])
-                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-            if dir.file_name() == Some(OsStr::new("release")) {
-                build.arg("--release");
-            }
-            let out = build.output().unwrap();
-            assert!(
-                out.status.success(),
-                "cargo build failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        });
-    }
-    assert!(bin.exists(), "{} is missing", bin.display());
-    bin
+    clippy_testkit::bin(package)
 }
 
 pub fn ctl_bin() -> PathBuf {
@@ -229,23 +161,13 @@ pub fn base_env(command: &mut Command, dir: &TempDir) {
         .current_dir(dir.path());
 }
 
-/// Starts a private broker and waits for its socket to answer.
-pub fn broker(dir: &TempDir, extra_env: &[(&str, &str)]) -> Proc {
-    let mut command = Command::new(workspace_bin("clippy-broker"));
-    base_env(&mut command, dir);
-    command
-        .arg("--foreground")
+/// Starts a private broker (the test kit's, in a process group of its own, `extra_env` added)
+/// and waits for its socket to answer.
+pub fn broker(dir: &TempDir, extra_env: &[(&str, &str)]) -> Broker {
+    Broker::in_dir(dir)
         .envs(extra_env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("broker.log")).unwrap());
-    let mut proc = Proc::spawn("clippy-broker", &mut command);
-    wait_for("the broker to answer", || {
-        assert!(proc.exited().is_none(), "the broker exited");
-        let out = ctl(dir, &[], &["status"]);
-        out.status.success().then_some(())
-    });
-    proc
+        .process_group()
+        .start()
 }
 
 /// Runs `clippy-ctl ARGS` with `env` added, to completion.

@@ -4,11 +4,9 @@
 //! on the official MCP Python SDK — run against them, one scenario per run.
 //!
 //! The binaries: `clippy-mcp` is this package's (`CARGO_BIN_EXE_clippy-mcp`); `clippy-broker`,
-//! `clippy-session` and `clippy-ctl` are taken from the same target folder. `cargo test -p
-//! clippy-mcp` does not build those other packages: `cargo build -p clippy-session -p
-//! clippy-broker -p clippy-ctl` must have run (as `cargo xtask ci`'s `cargo test --workspace`
-//! does: it builds every package's binaries before it runs any test). A missing one is built
-//! here; one older than its sources is used as it is.
+//! `clippy-session` and `clippy-ctl` come from the same build through the workspace's test kit
+//! (`clippy-testkit`), which builds each once per test process (a no-op when up to date, as under
+//! `cargo test --workspace`). The folder, the broker and the clean-up are the kit's too.
 //!
 //! Without the SDK (`python3 -c 'import mcp'` fails) a test says "skipped" and passes, unless
 //! `CLIPPY_REQUIRE_MCP_TESTS=1` (`.ci/run`, which installs it): then it fails.
@@ -21,16 +19,15 @@
 #![allow(dead_code)] // Not every test uses every helper.
 
 use std::collections::BTreeSet;
-use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use clippy_testkit::{Broker, Reaper, TempDir, kill_tree_of};
 use serde_json::Value;
 
 /// How long a whole scenario may run (the driver's own deadline is shorter).
@@ -46,55 +43,10 @@ pub fn mcp_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_clippy-mcp"))
 }
 
-/// Another package's binary next to `clippy-mcp` (see the module's documentation), built if
-/// missing.
+/// Another package's binary from the same build (the test kit's [`clippy_testkit::bin`]: built
+/// on first use in this test process).
 pub fn workspace_bin(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    let mcp = mcp_bin();
-    let dir = mcp.parent().expect("the target folder");
-    let bin = dir.join(name);
-    if !bin.exists() {
-        let built = BUILT.get_or_init(|| {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut build = Command::new(cargo);
-            build
-                .args([
-                    "build",
-                    "-p",
-                    "clippy-broker",
-                    "-p",
-                    "clippy-session",
-                    "-p",
-                    "clippy-ctl",
-                    "--bins",
-                ])
-                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-            if dir.file_name() == Some(OsStr::new("release")) {
-                build.arg("--release");
-            }
-            let out = build
-                .output()
-                .map_err(|e| format!("cannot run cargo: {e}"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(String::from_utf8_lossy(&out.stderr).into_owned())
-            }
-        });
-        if let Err(e) = built {
-            panic!(
-                "{} is missing and `cargo build -p clippy-broker -p clippy-session -p clippy-ctl` \
-                 failed:\n{e}",
-                bin.display()
-            );
-        }
-    }
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build -p clippy-session -p clippy-broker -p clippy-ctl`",
-        bin.display()
-    );
-    bin
+    clippy_testkit::bin(name)
 }
 
 /// The MCP client.
@@ -156,46 +108,6 @@ fn path_var() -> std::ffi::OsString {
     std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())
 }
 
-/// A private folder (0700), removed on drop: `run/` is the `XDG_RUNTIME_DIR`, `home/` the
-/// `HOME`.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path =
-            std::env::temp_dir().join(format!("clippy-mcp-{tag}-{}-{nanos:x}", std::process::id()));
-        for dir in [path.clone(), path.join("run"), path.join("home")] {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)
-                .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-        }
-        TempDir(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    pub fn runtime(&self) -> PathBuf {
-        self.0.join("run")
-    }
-
-    pub fn home(&self) -> PathBuf {
-        self.0.join("home")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// What a driver run printed.
 #[derive(Debug)]
 pub struct Driven {
@@ -231,7 +143,7 @@ impl Driven {
 pub struct Fixture {
     pub dir: TempDir,
     python: PathBuf,
-    broker: Option<Child>,
+    broker: Option<Broker>,
     /// The sessions' programs (each the leader of its process group).
     programs: Vec<u32>,
 }
@@ -246,39 +158,14 @@ impl Fixture {
                 return None;
             }
         };
-        let dir = TempDir::new(tag);
+        let dir = TempDir::with_runtime(&format!("mcp-{tag}"));
         let mut fixture = Fixture {
             dir,
             python,
             broker: None,
             programs: Vec::new(),
         };
-        let log = std::fs::File::create(fixture.dir.path().join("broker.log")).expect("a log");
-        let mut command = Command::new(workspace_bin("clippy-broker"));
-        fixture.env(&mut command);
-        command
-            .arg("--foreground")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .process_group(0);
-        fixture.broker = Some(command.spawn().expect("start clippy-broker"));
-        let deadline = Instant::now() + START_DEADLINE;
-        loop {
-            let out = fixture.ctl(&["--json", "list-sessions"]);
-            if out.status.success() {
-                break;
-            }
-            if let Some(Ok(Some(status))) = fixture.broker.as_mut().map(Child::try_wait) {
-                panic!("clippy-broker exited before answering: {status}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "clippy-broker did not answer: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        fixture.broker = Some(Broker::in_dir(&fixture.dir).process_group().start());
         Some(fixture)
     }
 
@@ -387,7 +274,7 @@ impl Fixture {
                 break Some(status);
             }
             if started.elapsed() > SCENARIO_DEADLINE {
-                kill_group(child.id());
+                kill_tree_of(child.id(), &self.dir.runtime());
                 let _ = child.wait();
                 break None;
             }
@@ -482,75 +369,15 @@ impl Drop for Fixture {
                 }
             }
         }
-        let marker = self.marker();
+        let runtime = self.dir.runtime();
         for pid in programs {
-            if carries(pid, &marker) {
-                kill_group(pid);
-            }
+            kill_tree_of(pid, &runtime);
         }
-        if let Some(mut broker) = self.broker.take() {
-            let _ = broker.kill();
-            let _ = broker.wait();
-        }
+        // The broker (its log shown if the test failed).
+        drop(self.broker.take());
         // Anything else still running with this test's runtime folder: wrappers, a clippy-mcp.
-        for pid in processes_carrying(&marker) {
-            kill_pid(pid);
-        }
-        if std::thread::panicking() {
-            let log =
-                std::fs::read_to_string(self.dir.path().join("broker.log")).unwrap_or_default();
-            eprintln!("--- clippy-broker's log ---\n{log}--- end ---");
-        }
+        Reaper::new(&runtime).reap();
     }
-}
-
-impl Fixture {
-    /// The environment entry only this test's processes carry.
-    fn marker(&self) -> Vec<u8> {
-        let mut marker = b"XDG_RUNTIME_DIR=".to_vec();
-        marker.extend_from_slice(self.dir.runtime().as_os_str().as_encoded_bytes());
-        marker.push(0);
-        marker
-    }
-}
-
-/// Whether process `pid` has `entry` (`NAME=VALUE\0`) in its environment.
-fn carries(pid: u32, entry: &[u8]) -> bool {
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    let mut with_start = vec![0];
-    with_start.extend_from_slice(&environ);
-    with_start
-        .windows(entry.len() + 1)
-        .any(|w| w[0] == 0 && &w[1..] == entry)
-}
-
-/// Every process that has `entry` in its environment.
-fn processes_carrying(entry: &[u8]) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != std::process::id() && carries(pid, entry))
-        .collect()
-}
-
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-fn kill_pid(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-s", "KILL", "--", &pid.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
 }
 
 fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {

@@ -1,152 +1,59 @@
-//! Shared helpers for suites that run a real broker next to wrapped sessions: the sibling
-//! binaries (`clippy-broker`, `clippy-ctl`, built with the wrapper's profile on first use), a
-//! private broker in the test's runtime directory, a guard that kills every broker of that
-//! directory, broker connections, `clippy-ctl` runs with a deadline, `/proc` memory figures and
+//! Shared helpers for suites that run a real broker next to wrapped sessions, on the workspace's
+//! test kit (`clippy-testkit`): the sibling binaries (`clippy-broker`, `clippy-ctl`, built with
+//! the wrapper's profile on first use), a private broker in the test's runtime directory, a guard
+//! that kills every broker of that directory, broker connections, `clippy-ctl` runs with a deadline, `/proc` memory figures and
 //! latency summaries.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clippy_proto::{
     Client, ErrorReason, EventRecord, Message, ProtoError, Role, SessionState, SessionSummary,
 };
-use nix::sys::signal::Signal;
+pub use clippy_testkit::Broker;
+use clippy_testkit::Reaper;
 
-use super::{TIMEOUT, TempDir, list_dir, parse_environ, settle, wrapper_bin};
+use super::{TIMEOUT, TempDir};
 
-/// A binary of the workspace next to the wrapper under test. The first use in a test run builds
-/// it with the wrapper's profile (a no-op when it is up to date); when that build fails (other
-/// work in the tree may not compile right now), the binary already there is used, with a warning.
-pub fn sibling_bin(name: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let path = wrapper_bin().with_file_name(name);
-    let mut built = BUILT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !built.iter().any(|b| b == name) {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = Command::new(cargo);
-        command.args(["build", "-q", "-p", name]);
-        if path.parent().is_some_and(|dir| dir.ends_with("release")) {
-            command.arg("--release");
-        }
-        let out = command.output().expect("cargo runs");
-        if !out.status.success() {
-            // Someone's unfinished edit elsewhere in the tree: test the binary there is, but
-            // never in CI, where the tree is what is tested.
-            assert!(
-                path.is_file() && std::env::var_os("CI").is_none(),
-                "cannot build {}:\n{}",
-                path.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!(
-                "warning: `cargo build -p {name}` failed; testing the existing {}",
-                path.display()
-            );
-        }
-        built.push(name.to_owned());
-    }
-    path
-}
-
-/// `clippy-broker` next to the wrapper under test.
+/// `clippy-broker`, built on first use in this test process (the test kit's [`bin`]).
 pub fn broker_bin() -> PathBuf {
-    sibling_bin("clippy-broker")
+    clippy_testkit::bin("clippy-broker")
 }
 
-/// `clippy-ctl` next to the wrapper under test.
+/// `clippy-ctl`, built on first use in this test process.
 pub fn ctl_bin() -> PathBuf {
-    sibling_bin("clippy-ctl")
+    clippy_testkit::bin("clippy-ctl")
 }
 
 /// The broker's socket in the test's runtime directory.
 pub fn socket(dir: &TempDir) -> PathBuf {
-    dir.runtime().join("clippy").join("broker.sock")
+    dir.socket()
 }
 
 /// Every `clippy-broker` process serving the runtime directory `runtime`.
 pub fn brokers_of(runtime: &Path) -> Vec<u32> {
-    let wanted = format!("XDG_RUNTIME_DIR={}", runtime.display()).into_bytes();
-    list_dir(Path::new("/proc"))
-        .iter()
-        .filter_map(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe"))
-                .is_ok_and(|exe| exe.ends_with("clippy-broker"))
-                && std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|raw| parse_environ(&raw).contains(&wanted))
-        })
-        .collect()
+    clippy_testkit::processes_carrying(runtime, Some("clippy-broker"))
 }
 
-/// Kills (SIGKILL) every broker of a runtime directory when dropped — the ones the test started
-/// and the ones a wrapper started — so no broker outlives its test. Declare it after the
+/// Kills (SIGKILL) every broker of the test's runtime directory when dropped — the ones the test
+/// started and the ones a wrapper started — so no broker outlives its test. Declare it after the
 /// [`TempDir`] and before the terminals.
-pub struct BrokerGuard {
-    runtime: PathBuf,
-}
-
-impl BrokerGuard {
-    pub fn new(dir: &TempDir) -> BrokerGuard {
-        BrokerGuard {
-            runtime: dir.runtime(),
-        }
-    }
-}
-
-impl Drop for BrokerGuard {
-    fn drop(&mut self) {
-        for pid in brokers_of(&self.runtime) {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL);
-        }
-    }
+pub fn broker_guard(dir: &TempDir) -> Reaper {
+    Reaper::new(&dir.runtime()).only("clippy-broker")
 }
 
 /// A broker of the test's own (`--foreground`, the test's environment, `extra` arguments),
-/// returned once its socket answers. Its log goes to `broker.log` in the test's folder.
-pub struct Broker {
-    child: Child,
-}
-
-impl Broker {
-    pub fn start(dir: &TempDir, extra: &[&str]) -> Broker {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("broker.log"))
-            .expect("broker log");
-        let child = Command::new(broker_bin())
-            .arg("--foreground")
-            .args(extra)
-            .env_clear()
-            .envs(super::base_env(dir))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start clippy-broker");
-        let broker = Broker { child };
-        settle("the broker answers", || try_connect(dir).is_some());
-        broker
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// SIGKILL, and reap it.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        self.kill();
-    }
+/// returned once its socket answers; killed on drop. Its log goes to `broker.log` in the test's
+/// folder (appended: a test may start several).
+pub fn start_broker(dir: &TempDir, extra: &[&str]) -> Broker {
+    Broker::in_dir(dir)
+        .args(extra)
+        .envs(super::base_env(dir))
+        // The wrappers' environment: their history under `home/`.
+        .env_remove("XDG_STATE_HOME")
+        .append_log()
+        .start()
 }
 
 /// A test's world for suites that drive one private broker: its temporary directory and the
@@ -157,7 +64,7 @@ impl Drop for Broker {
 pub struct Fixture {
     // Dropped in this order: the broker, the other brokers, then the directory.
     broker: Broker,
-    brokers: BrokerGuard,
+    brokers: Reaper,
     pub dir: TempDir,
     /// When the broker answered.
     pub started: Instant,
@@ -166,9 +73,9 @@ pub struct Fixture {
 impl Fixture {
     pub fn new() -> Fixture {
         ctl_bin();
-        let dir = TempDir::new();
-        let brokers = BrokerGuard::new(&dir);
-        let broker = Broker::start(&dir, &[]);
+        let dir = super::test_dir();
+        let brokers = broker_guard(&dir);
+        let broker = start_broker(&dir, &[]);
         Fixture {
             broker,
             brokers,
@@ -392,17 +299,6 @@ pub fn is_gone(pid: u32) -> bool {
     super::process_state(pid).is_none_or(|s| s == 'Z' || s == 'X')
 }
 
-/// Polls `ok` every 10 ms until it holds; panics with `what` after `deadline`.
-pub fn wait_until(what: &str, deadline: Duration, mut ok: impl FnMut() -> bool) {
-    let end = Instant::now() + deadline;
-    while !ok() {
-        assert!(
-            Instant::now() < end,
-            "timed out after {deadline:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// The median and the largest of some durations.
 pub fn p50_max(samples: &[Duration]) -> (Duration, Duration) {

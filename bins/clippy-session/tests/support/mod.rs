@@ -6,8 +6,9 @@
 //! bytes to show up, [`Term::send`] types, [`Term::wait_exit`] collects the exit status. Dropping a
 //! `Term` kills the whole process tree it started, so nothing is left behind when a test fails.
 //!
-//! Every test gets a [`TempDir`] (mode 0700) holding its `XDG_RUNTIME_DIR` (`run/`, 0700), a
-//! `HOME` (`home/`) and whatever files the test writes; it is removed on drop. Programs run with a
+//! Every test gets a [`TempDir`] of the workspace's test kit (mode 0700) holding its
+//! `XDG_RUNTIME_DIR` (`run/`, 0700), a `HOME` (`home/`) and whatever files the test writes; it is
+//! removed on drop. Programs run with a
 //! small, fixed environment ([`base_env`]), not the test runner's.
 
 #![allow(dead_code)] // Not every test uses every helper.
@@ -18,14 +19,15 @@ use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clippy_pty::{Child, CommandSpec, ExitStatus, PtyMaster, PtySlave, Signal, WinSize};
+pub use clippy_testkit::TempDir;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::termios::Termios;
 use nix::unistd::Pid;
@@ -68,72 +70,15 @@ pub fn python() -> &'static str {
 // Temporary directories
 // ---------------------------------------------------------------------------------------------
 
-/// A private temporary directory, removed on drop: `run/` is the `XDG_RUNTIME_DIR`, `home/` the
-/// `HOME` of the programs started by the test.
-pub struct TempDir {
-    path: PathBuf,
+/// A test's private folder (the test kit's): `run/` is the `XDG_RUNTIME_DIR`, `home/` the `HOME`
+/// of the programs it starts; removed on drop.
+pub fn test_dir() -> TempDir {
+    TempDir::with_runtime("cs")
 }
 
-impl TempDir {
-    pub fn new() -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "clippy-live-{}-{}-{nanos}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        private_dir(&path);
-        private_dir(&path.join("run"));
-        private_dir(&path.join("home"));
-        TempDir { path }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// `XDG_RUNTIME_DIR` for the programs of this test.
-    pub fn runtime(&self) -> PathBuf {
-        self.path.join("run")
-    }
-
-    pub fn home(&self) -> PathBuf {
-        self.path.join("home")
-    }
-
-    pub fn join(&self, name: &str) -> PathBuf {
-        self.path.join(name)
-    }
-
-    /// A new empty folder (0700) inside this one.
-    pub fn subdir(&self, name: &str) -> PathBuf {
-        let path = self.path.join(name);
-        private_dir(&path);
-        path
-    }
-
-    /// The session folders currently under `$XDG_RUNTIME_DIR/clippy/sessions/`.
-    pub fn session_dirs(&self) -> Vec<PathBuf> {
-        list_dir(&self.runtime().join("clippy/sessions"))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
-    }
-}
-
-fn private_dir(path: &Path) {
-    fs::DirBuilder::new()
-        .mode(0o700)
-        .create(path)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
-    // Not through the umask.
-    fs::set_permissions(path, fs::Permissions::from_mode(0o700)).unwrap();
+/// The session folders currently under `$XDG_RUNTIME_DIR/clippy/sessions/`.
+pub fn session_dirs(dir: &TempDir) -> Vec<PathBuf> {
+    list_dir(&dir.runtime().join("clippy/sessions"))
 }
 
 /// The entries of a folder, sorted; empty when it does not exist.

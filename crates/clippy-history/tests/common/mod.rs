@@ -4,59 +4,28 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clippy_history::{EventRecord, SessionRecord, TurnRecord};
+use clippy_testkit::TempDir;
 
-/// A folder of its own per test, removed (with what is in it) when dropped.
+/// A folder of its own per test (the test kit's), removed (with what is in it, read-only
+/// folders included) when dropped.
 #[derive(Debug)]
-pub struct Scratch(PathBuf);
+pub struct Scratch(TempDir);
 
 impl Scratch {
     pub fn new(name: &str) -> Scratch {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "clippy-history-{name}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch folder");
-        Scratch(dir)
+        Scratch(TempDir::new(&format!("clippy-history-{name}")))
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     /// The store's folder inside.
     pub fn store_dir(&self) -> PathBuf {
         self.0.join("state").join("clippy")
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        use std::os::unix::fs::PermissionsExt;
-        // A test may have left a folder read-only.
-        for dir in walk_dirs(&self.0) {
-            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-        }
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_owned()];
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() && !path.is_symlink() {
-                out.extend(walk_dirs(&path));
-            }
-        }
-    }
-    out
 }
 
 pub const COMMAND: &[&str] = &["claude", "--model", "opus"];

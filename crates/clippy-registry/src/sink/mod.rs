@@ -66,45 +66,11 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 
 #[cfg(test)]
 pub(crate) mod test_util {
-    use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicU32, Ordering};
 
     use crate::{TurnId, TurnMeta, TurnRecord};
 
-    /// A fresh directory under the system temp dir, removed on drop.
-    pub(crate) struct TempDir(PathBuf);
-
-    impl TempDir {
-        pub(crate) fn new(tag: &str) -> TempDir {
-            static COUNTER: AtomicU32 = AtomicU32::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = std::env::temp_dir()
-                .join(format!("clippy-registry-{tag}-{}-{n}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&path);
-            std::fs::create_dir_all(&path).expect("create temp dir");
-            TempDir(path)
-        }
-
-        pub(crate) fn path(&self) -> &Path {
-            &self.0
-        }
-
-        /// Names of the entries in the directory, sorted.
-        pub(crate) fn entries(&self) -> Vec<String> {
-            let mut names: Vec<String> = std::fs::read_dir(&self.0)
-                .expect("read dir")
-                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            names
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    /// A fresh private folder, removed on drop (the workspace's test kit).
+    pub(crate) use clippy_testkit::TempDir;
 
     pub(crate) fn meta() -> TurnMeta {
         TurnRecord::new(TurnId::new("s", 1).expect("id"), 0, &b""[..], "")
