@@ -11,7 +11,6 @@ use std::process::{Command, Output};
 
 use clippy_testkit::TempDir;
 
-
 /// What stands in for `clippy-ctl`: a man page whose SUBCOMMANDS section names
 /// `clippy-ctl-get-turn(1)`, that page, and a completion script per shell.
 const FAKE_CTL: &str = r#"#!/bin/sh

@@ -17,8 +17,7 @@ use clippy_proto::{
     SessionSummary, TurnData, WaitingState,
 };
 use common::{
-    BROKER, Broker, Raw, Val, WAIT, builder, frame_of, raw_frame, report, runtime_dir,
-    session_info,
+    BROKER, Broker, Raw, Val, WAIT, builder, frame_of, raw_frame, report, runtime_dir, session_info,
 };
 
 /// Sends a request that must fail; returns the reason and message.

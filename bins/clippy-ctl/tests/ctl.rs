@@ -4,7 +4,6 @@
 
 mod support;
 
-
 use base64::Engine as _;
 use clippy_proto::{ErrorReason, HookStats, Message, Progress, WaitingState, encode};
 use serde_json::json;
@@ -36,25 +35,21 @@ fn a_session_listed_as_disconnected_says_no() {
     // The real broker forgets a session once its wrapper has gone, so only a broker's scripted
     // reply shows a listed session without a connection: the table and JSON say so.
     let dir = test_dir();
-    let _peer = FaultPeer::start(&dir.socket(), |m| match m {
-        Message::Hello { .. } => ack(),
-        Message::ListSessions { .. } => Reply::message(Message::Sessions {
-            id: 0,
-            sessions: vec![clippy_proto::SessionSummary {
-                session: BETA.into(),
-                name: None,
-                pid: 77,
-                command: vec!["bash".into()],
-                preset: "shell".into(),
-                connected: false,
-                turns: 0,
-                last_turn_id: None,
-                bracketed_paste: false,
-                waiting: None,
-            }],
-        }),
-        _ => error(ErrorReason::UnknownType, "not for a broker"),
-    });
+    let _peer = FaultPeer::listing(
+        &dir.socket(),
+        vec![clippy_proto::SessionSummary {
+            session: BETA.into(),
+            name: None,
+            pid: 77,
+            command: vec!["bash".into()],
+            preset: "shell".into(),
+            connected: false,
+            turns: 0,
+            last_turn_id: None,
+            bracketed_paste: false,
+            waiting: None,
+        }],
+    );
     let out = Ctl::new(&dir).run(["list-sessions"]);
     out.expect_code(0);
     assert_eq!(
@@ -376,7 +371,15 @@ fn deliver_inject_and_clipboard() {
         "delivered the relay buffer to the inject sink into alpha (raw)\n"
     );
     assert_pasted(&world.alpha.next_inject(), TURN2);
-    let out = Ctl::new(&dir).run(["deliver", "inject", "--session", "alpha", "--json", "--format", "text"]);
+    let out = Ctl::new(&dir).run([
+        "deliver",
+        "inject",
+        "--session",
+        "alpha",
+        "--json",
+        "--format",
+        "text",
+    ]);
     out.expect_code(0);
     assert_eq!(
         out.json(),
@@ -457,14 +460,7 @@ fn status_of_a_broker_that_does_not_know_history_status() {
     // A broker older than the history store answers `history_status` with unknown_type:
     // `status` says so and still succeeds.
     let dir = test_dir();
-    let _peer = FaultPeer::start(&dir.socket(), |m| match m {
-        Message::Hello { .. } => ack(),
-        Message::ListSessions { .. } => Reply::message(Message::Sessions {
-            id: 0,
-            sessions: Vec::new(),
-        }),
-        _ => error(ErrorReason::UnknownType, "not for a broker"),
-    });
+    let _peer = FaultPeer::listing(&dir.socket(), Vec::new());
     let out = Ctl::new(&dir).run(["status"]);
     out.expect_code(0);
     let text = out.stdout_str();
@@ -545,7 +541,13 @@ fn paste_deliver_and_routes_may_ask_for_the_message() {
     // The format reached the broker: alpha's wrapper was sent the agent's own message.
     assert_pasted(&world.alpha.next_inject(), TURN2_MESSAGE.as_bytes());
     let out = Ctl::new(&dir).run([
-        "deliver", "inject", "--session", "alpha", "--format", "message", "--json",
+        "deliver",
+        "inject",
+        "--session",
+        "alpha",
+        "--format",
+        "message",
+        "--json",
     ]);
     out.expect_code(0);
     assert_eq!(out.json()["delivered"]["format"], "message");
@@ -557,7 +559,11 @@ fn paste_deliver_and_routes_may_ask_for_the_message() {
     // The broker keeps the route with the format asked for.
     let out = Ctl::new(&dir).run(["route", "list", "--json"]);
     out.expect_code(0);
-    assert!(out.stdout_str().contains("\"format\":\"message\""), "{}", out.stdout_str());
+    assert!(
+        out.stdout_str().contains("\"format\":\"message\""),
+        "{}",
+        out.stdout_str()
+    );
 }
 
 #[test]

@@ -240,7 +240,7 @@ fn garbage_on_the_hook_socket_is_rejected_and_the_session_goes_on() {
         .start();
     term.expect(prompt_of("claude"));
     fixture.wait_state("g", "registered", |_| true);
-    let socket = session_dirs(&dir)[0].join("hook.sock");
+    let socket = session_dirs(dir)[0].join("hook.sock");
     for garbage in [
         &b"GET / HTTP/1.1\r\n\r\n"[..],
         b"clippy-hook 1 claude\n{not json",

@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 
 use clippy_proto::{Message, PatternKind, ProtoError};
 use clippy_pty::{CommandSpec, PtyMaster, WinSize};
+use clippy_testkit::wait_until;
 use nix::sys::signal::Signal;
 use support::broker::{
-    self, broker_guard, start_broker, client, ctl, ctl_command, events, is_gone, memory_kib, p50_max,
-    request_latencies, session_named, sessions,
+    self, broker_guard, client, ctl, ctl_command, events, is_gone, memory_kib, p50_max,
+    request_latencies, session_named, sessions, start_broker,
 };
-use clippy_testkit::wait_until;
 use support::{Spawn, TempDir, Term, program, python, signal_pid};
 
 /// How long a process may take before it counts as hung: a liveness deadline, far beyond what any

@@ -21,7 +21,7 @@ use clippy_proto::{Client, EventRecord, Message, Mode, Progress, Role, SessionIn
 use clippy_pty::Signal;
 use serde_json::Value;
 use support::broker::{
-    self, Broker, broker_guard, start_broker, brokers_of, client, ctl, ctl_command, try_connect,
+    self, Broker, broker_guard, brokers_of, client, ctl, ctl_command, start_broker, try_connect,
     wait_session_state,
 };
 use support::{Spawn, TempDir, base_env, proc_stat, settle, signal_pid};

@@ -9,7 +9,7 @@ mod support;
 use support::test_dir;
 
 use clippy_proto::{Message, SessionSummary};
-use support::broker::{self, broker_guard, start_broker, brokers_of, client, socket};
+use support::broker::{self, broker_guard, brokers_of, client, socket, start_broker};
 use support::{Spawn, TempDir, python, settle};
 
 /// `list_sessions` on a new connection.

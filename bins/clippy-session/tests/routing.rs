@@ -89,8 +89,8 @@ impl Fixture {
     /// `echo_agent.py NAME ARGS…` wrapped (prompt `^NAME> $`, turns logged), returned once the
     /// broker knows it idle at its first prompt.
     fn agent(&self, name: &str, args: &[&str]) -> Agent {
-        let log = self.dir.join(&format!("{name}.log"));
-        let turns = self.dir.join(&format!("{name}.turns"));
+        let log = self.dir.join(format!("{name}.log"));
+        let turns = self.dir.join(format!("{name}.turns"));
         let pattern = format!("^{name}> $");
         let script = program("echo_agent.py");
         let mut argv: Vec<&str> = vec![
@@ -1324,17 +1324,8 @@ impl WireSession {
     fn send_turn(&mut self, text: &str) {
         self.seq += 1;
         let turn = clippy_proto::TurnData {
-            seq: self.seq,
             timestamp: 0,
-            content: text.as_bytes().to_vec(),
-            text: text.into(),
-            interrupted: false,
-            truncated: false,
-            exit_code: None,
-            cwd: None,
-            input: None,
-            spool_span: None,
-            message: None,
+            ..clippy_testkit::turn(self.seq, text.as_bytes(), text)
         };
         let session = self.session.clone();
         self.client

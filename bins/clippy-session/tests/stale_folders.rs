@@ -13,13 +13,13 @@ use support::{session_dirs, test_dir};
 use std::path::PathBuf;
 
 use clippy_pty::{ExitStatus, Signal};
-use support::broker::{broker_guard, start_broker, is_gone};
+use support::broker::{broker_guard, is_gone, start_broker};
 use support::{Spawn, TempDir, Term, children_of, settle, signal_pid};
 
 /// A wrapper without a broker around a shell that prints `ready` and waits for a line, once it
 /// is ready; with its session folder.
 fn start_session(dir: &TempDir) -> (Term, PathBuf) {
-    let before = session_dirs(&dir);
+    let before = session_dirs(dir);
     let mut term = Spawn::wrapper(
         dir,
         [
@@ -32,7 +32,7 @@ fn start_session(dir: &TempDir) -> (Term, PathBuf) {
     )
     .start();
     term.expect("ready");
-    let new: Vec<PathBuf> = session_dirs(&dir)
+    let new: Vec<PathBuf> = session_dirs(dir)
         .into_iter()
         .filter(|path| !before.contains(path))
         .collect();

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use clippy_config::{Config, ConfigError, Layers, OutputFormat, SearchPaths};
 use clippy_testkit::TempDir;
 
-
 /// A fake environment: `XDG_CONFIG_HOME` inside the temp dir plus `extra`.
 fn fake_env(
     dir: &TempDir,

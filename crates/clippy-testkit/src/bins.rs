@@ -90,7 +90,11 @@ fn build_command(dir: &Path, name: &str) -> Command {
                 .is_some_and(|p| p.join("CACHEDIR.TAG").exists());
         match (cross, parent.parent(), parent.file_name()) {
             (true, Some(target), Some(triple)) => {
-                command.arg("--target-dir").arg(target).arg("--target").arg(triple);
+                command
+                    .arg("--target-dir")
+                    .arg(target)
+                    .arg("--target")
+                    .arg(triple);
             }
             _ => {
                 command.arg("--target-dir").arg(parent);

@@ -91,7 +91,12 @@ impl TempDir {
     pub fn entries(&self) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(&self.path)
             .unwrap_or_else(|e| panic!("cannot list {}: {e}", self.path.display()))
-            .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         names.sort();
         names

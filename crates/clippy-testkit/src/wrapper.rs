@@ -12,7 +12,9 @@ use crate::DEADLINE;
 pub fn client(socket: &Path) -> Client {
     let client = Client::connect(socket, Role::Client)
         .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", socket.display()));
-    client.set_read_timeout(Some(DEADLINE)).expect("a read timeout");
+    client
+        .set_read_timeout(Some(DEADLINE))
+        .expect("a read timeout");
     client
 }
 
@@ -64,7 +66,9 @@ impl Wrapper {
     pub fn register(socket: &Path, info: SessionInfo) -> Wrapper {
         let mut client = Client::connect(socket, Role::Wrapper)
             .unwrap_or_else(|e| panic!("a wrapper cannot connect to {}: {e}", socket.display()));
-        client.set_read_timeout(Some(DEADLINE)).expect("a read timeout");
+        client
+            .set_read_timeout(Some(DEADLINE))
+            .expect("a read timeout");
         let session = info.session.clone();
         let reply = client
             .request(|id| Message::Register {

@@ -177,7 +177,7 @@ impl Display {
             .args(argv)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join(&format!("{title}.log"))).unwrap());
+            .stderr(std::fs::File::create(dir.join(format!("{title}.log"))).unwrap());
         Proc::spawn(title, &mut command)
     }
 

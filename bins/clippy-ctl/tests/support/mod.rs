@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use clippy_proto::{
     ErrorReason, FrameDecoder, HookStats, Message, PROTOCOL_VERSION, Progress, SessionInfo,
-    TurnData, WaitingState, decode, encode,
+    SessionSummary, TurnData, WaitingState, decode, encode,
 };
 pub use clippy_testkit::{Broker, TempDir, Wrapper, private_dir};
 
@@ -189,6 +189,21 @@ impl FaultPeer {
             stop,
             thread: Some(thread),
         }
+    }
+}
+
+impl FaultPeer {
+    /// A peer at `socket` that lists `sessions` and answers every other request with
+    /// unknown_type (`not for a broker`), as a broker older than that request would.
+    pub fn listing(socket: &Path, sessions: Vec<SessionSummary>) -> FaultPeer {
+        FaultPeer::start(socket, move |m| match m {
+            Message::Hello { .. } => ack(),
+            Message::ListSessions { .. } => Reply::message(Message::Sessions {
+                id: 0,
+                sessions: sessions.clone(),
+            }),
+            _ => error(ErrorReason::UnknownType, "not for a broker"),
+        })
     }
 }
 

@@ -299,7 +299,6 @@ pub fn is_gone(pid: u32) -> bool {
     super::process_state(pid).is_none_or(|s| s == 'Z' || s == 'X')
 }
 
-
 /// The median and the largest of some durations.
 pub fn p50_max(samples: &[Duration]) -> (Duration, Duration) {
     let mut sorted = samples.to_vec();
