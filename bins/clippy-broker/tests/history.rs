@@ -8,12 +8,12 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clippy_proto::{Client, ErrorReason, Format, HistoryInfo, Message, ProtoError};
 
+use clippy_testkit::Tmpfs;
 use common::{Broker, TempDir, WAIT, report, runtime_dir};
 
 /// `--config` with ages kept for ever: the harness's turns are stamped in 2023, which the
@@ -90,56 +90,10 @@ fn status_until(
 
 /// A tmpfs mounted at `runtime/state` (the broker's `XDG_STATE_HOME` in these tests), unmounted
 /// on drop; `None` (with the reason printed) where this process may not mount.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(runtime: &Path, size: &str) -> Option<Tmpfs> {
-        let dir = runtime.join("state");
-        fs::create_dir_all(&dir).expect("mount point");
-        let out = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(&dir)
-            .output();
-        match out {
-            Ok(out) if out.status.success() => Some(Tmpfs(dir)),
-            Ok(out) => {
-                eprintln!(
-                    "skipped: cannot mount a tmpfs here ({})",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("skipped: cannot run mount ({e})");
-                None
-            }
-        }
-    }
-
-    fn remount(&self, mode: &str) {
-        let out = Command::new("mount")
-            .args(["-o", &format!("remount,{mode}")])
-            .arg(&self.0)
-            .output()
-            .expect("run mount");
-        assert!(
-            out.status.success(),
-            "remount {mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
+fn mount_state(runtime: &Path, size: &str) -> Option<Tmpfs> {
+    Tmpfs::mount(&runtime.join("state"), size)
+        .map_err(|why| eprintln!("skipped: cannot mount a tmpfs here ({why})"))
+        .ok()
 }
 
 #[test]
@@ -284,7 +238,7 @@ fn a_damaged_store_file_leaves_the_broker_serving_and_says_why() {
 #[test]
 fn a_store_on_a_read_only_disk_loses_no_live_turn() {
     let runtime = runtime_dir();
-    let Some(tmpfs) = Tmpfs::mount(runtime.path(), "16m") else {
+    let Some(tmpfs) = mount_state(runtime.path(), "16m") else {
         return;
     };
     let mut broker = start(runtime);
@@ -294,7 +248,7 @@ fn a_store_on_a_read_only_disk_loses_no_live_turn() {
     drop(w);
     broker.stop();
     // A file system cannot turn read-only under a file open for writing: between brokers.
-    tmpfs.remount("ro");
+    tmpfs.remount("ro").expect("remount ro");
     let runtime = broker.take_runtime();
     let mut broker = start(runtime);
     let mut w = broker.wrapper("bbb", Some("rev"), false);
@@ -315,7 +269,7 @@ fn a_store_on_a_read_only_disk_loses_no_live_turn() {
     drop(w);
     broker.stop();
 
-    tmpfs.remount("rw");
+    tmpfs.remount("rw").expect("remount rw");
     let runtime = broker.take_runtime();
     let broker = start(runtime);
     let mut client = broker.client();
@@ -328,7 +282,7 @@ fn a_store_on_a_read_only_disk_loses_no_live_turn() {
 #[test]
 fn a_store_on_a_full_disk_loses_no_live_turn() {
     let runtime = runtime_dir();
-    let Some(tmpfs) = Tmpfs::mount(runtime.path(), "4m") else {
+    let Some(tmpfs) = mount_state(runtime.path(), "4m") else {
         return;
     };
     let broker = start(runtime);
@@ -336,7 +290,7 @@ fn a_store_on_a_full_disk_loses_no_live_turn() {
     let mut client = broker.client();
     report(&mut w, "aaa", 1, b"first", "first");
     // Fill the disk, then keep reporting turns of 64 KiB until the store says it is full.
-    let filler = tmpfs.0.join("filler");
+    let filler = tmpfs.path().join("filler");
     let chunk = vec![b'x'; 64 * 1024];
     let mut file = fs::File::create(&filler).expect("filler");
     while std::io::Write::write_all(&mut file, &chunk).is_ok() {}

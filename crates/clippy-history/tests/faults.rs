@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use clippy_history::{HistoryError, HistoryQuery, Record, SearchQuery, Store};
-use common::{Scratch, Tmpfs, is_root, turn};
+use clippy_testkit::Tmpfs;
+use common::{Scratch, is_root, turn};
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
@@ -166,7 +167,7 @@ fn a_read_only_folder_is_a_read_only_error() {
         Store::open(&existing)
             .and_then(|mut s| s.record_turn(&turn("s:1", "s", 1, 1, "kept", b"")))
             .expect("a store on the tmpfs");
-        tmpfs.remount_read_only().expect("remount read-only");
+        tmpfs.remount("ro").expect("remount read-only");
         check_read_only(&existing, &tmpfs.path().join("new").join("clippy"));
         _mount = tmpfs;
     } else {

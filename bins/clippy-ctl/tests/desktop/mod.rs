@@ -40,14 +40,7 @@ pub const REQUIRE: &str = "CLIPPY_REQUIRE_DESKTOP_TESTS";
 /// (`println!` and `eprintln!` are captured and shown only for a failing test, so a skip would
 /// pass unseen).
 pub fn skip(reason: &str) {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("this test");
-    let required = std::env::var_os(REQUIRE).is_some_and(|v| v == "1");
-    assert!(
-        !required,
-        "{test} cannot run: {reason}; {REQUIRE}=1 says the desktop tests must run here"
-    );
-    let _ = writeln!(std::io::stderr(), "{test}: skipped: {reason}");
+    clippy_testkit::skip(REQUIRE, reason);
 }
 
 /// Whether every one of `tools` is on `PATH`; if one is not, [`skip`]s naming it.

@@ -62,14 +62,7 @@ pub fn guess_program() -> PathBuf {
 /// The test cannot run here: says so on stderr (which libtest does not capture), or fails where
 /// [`REQUIRE`] is 1.
 pub fn skip(reason: &str) {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("this test");
-    let required = std::env::var_os(REQUIRE).is_some_and(|v| v == "1");
-    assert!(
-        !required,
-        "{test}: {reason}; {REQUIRE}=1 says the MCP tests must run here"
-    );
-    let _ = writeln!(std::io::stderr(), "{test}: skipped: {reason}");
+    clippy_testkit::skip(REQUIRE, reason);
 }
 
 /// The Python interpreter itself (`python3` on `PATH` may be a shim, such as pyenv's, that needs

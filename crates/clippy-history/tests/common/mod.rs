@@ -3,7 +3,6 @@
 #![allow(dead_code, missing_docs)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clippy_history::{EventRecord, SessionRecord, TurnRecord};
 use clippy_testkit::TempDir;
@@ -121,64 +120,4 @@ pub fn is_root() -> bool {
                 .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
         })
         .unwrap_or(false)
-}
-
-/// A tmpfs mounted for a test (root only), unmounted when dropped.
-#[derive(Debug)]
-pub struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` (`mount -o size=…`) at `at` (made if missing); `None`, with the
-    /// reason, when that cannot be done here.
-    pub fn mount(at: &Path, size: &str) -> Result<Tmpfs, String> {
-        if !is_root() {
-            return Err("not running as root".into());
-        }
-        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
-        let out = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(at)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "mount failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(Tmpfs(at.to_owned()))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// Remounts it read-only.
-    pub fn remount_read_only(&self) -> Result<(), String> {
-        let out = Command::new("mount")
-            .args(["-o", "remount,ro"])
-            .arg(&self.0)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "remount failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
 }
