@@ -2,71 +2,36 @@
 //! `XDG_RUNTIME_DIR`, with a wrapper's side played over the protocol: every operation's request
 //! reaches the broker and its reply comes back typed, refusals with the broker's reason.
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clippy_client::{ClientError, Connection, Endpoint, HistoryQuery, SearchQuery, Sink};
-use clippy_proto::{
-    Client, ErrorReason, Format, Message, Role, RouteKind, RouteSpec, SessionInfo, TurnData,
-};
+use clippy_proto::{Client, ErrorReason, Format, RouteKind, RouteSpec, SessionInfo, TurnData};
+use clippy_testkit::{Broker, TempDir, Wrapper};
 
 /// Generous: the machine may be loaded; nothing here depends on it being short.
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A private temporary folder with a real broker serving `run/clippy/broker.sock`; both go on
-/// drop (the broker's log is shown when a test failed).
+/// A private temporary folder with a real broker serving `run/clippy/broker.sock` (the test kit's);
+/// both go on drop (the broker's log is shown when a test failed).
 struct RealBroker {
-    dir: PathBuf,
-    child: Child,
+    // Dropped first: the broker, then its folder.
+    _broker: Broker,
+    dir: TempDir,
 }
 
 impl RealBroker {
     fn start() -> RealBroker {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "clippy-client-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        for sub in ["", "run", "home"] {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .recursive(true)
-                .create(dir.join(sub))
-                .expect("a private folder");
+        let dir = TempDir::with_runtime("clippy-client");
+        let broker = Broker::in_dir(&dir).start();
+        RealBroker {
+            _broker: broker,
+            dir,
         }
-        let log = std::fs::File::create(dir.join("broker.log")).expect("the broker's log");
-        let child = Command::new(broker_bin())
-            .arg("--foreground")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", dir.join("home"))
-            .env("XDG_RUNTIME_DIR", dir.join("run"))
-            .env("XDG_STATE_HOME", dir.join("run/state"))
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start clippy-broker");
-        let mut broker = RealBroker { dir, child };
-        let deadline = Instant::now() + TIMEOUT;
-        while Connection::connect(&broker.endpoint()).is_err() {
-            if let Ok(Some(status)) = broker.child.try_wait() {
-                panic!("clippy-broker exited before answering: {status}");
-            }
-            assert!(Instant::now() < deadline, "clippy-broker did not answer");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        broker
     }
 
     fn socket(&self) -> PathBuf {
-        self.dir.join("run/clippy/broker.sock")
+        self.dir.socket()
     }
 
     fn endpoint(&self) -> Endpoint {
@@ -78,91 +43,25 @@ impl RealBroker {
     }
 }
 
-impl Drop for RealBroker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(self.dir.join("broker.log")).unwrap_or_default();
-            eprintln!("--- clippy-broker log ---\n{log}--- end of log ---");
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `clippy-broker` of this build (`target/<profile>/`, above this test's `deps/`), built when
-/// missing.
-fn broker_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let bin = dir.join("clippy-broker");
-    if !bin.exists() {
-        let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        build
-            .args(["build", "-p", "clippy-broker", "--bin", "clippy-broker"])
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-        if dir.file_name().is_some_and(|name| name == "release") {
-            build.arg("--release");
-        }
-        let status = build.status().expect("run cargo");
-        assert!(
-            status.success() && bin.exists(),
-            "cannot build clippy-broker"
-        );
-    }
-    bin
-}
-
 /// A session registered as its wrapper would, which reports `turns` completed turns.
 fn wrapper(socket: &Path, session: &str, turns: &[&str]) -> Client {
-    let mut client = Client::connect(socket, Role::Wrapper).expect("a wrapper connects");
-    client.set_read_timeout(Some(TIMEOUT)).expect("a timeout");
-    let info = SessionInfo {
-        session: session.into(),
-        name: Some(format!("{session}-name")),
-        pid: std::process::id(),
-        command: vec!["agent".into()],
-        preset: "generic".into(),
-        bracketed_paste: false,
-        spool: None,
-        cwd: None,
-        no_history: false,
-    };
-    let reply = client
-        .request(|id| Message::Register {
-            id,
-            session: info,
-            progress: None,
-        })
-        .expect("register");
-    assert!(matches!(reply, Message::Done { .. }), "{reply:?}");
+    let mut wrapper = Wrapper::register(
+        socket,
+        SessionInfo {
+            command: vec!["agent".into()],
+            preset: "generic".into(),
+            ..clippy_testkit::session_info(session, Some(&format!("{session}-name")))
+        },
+    );
     for (seq, text) in (1..).zip(turns) {
-        let turn = TurnData {
-            seq,
+        wrapper.report(TurnData {
             timestamp: 1_795_651_200_000 + seq,
-            content: format!("\x1b[1m{text}\x1b[0m").into_bytes(),
-            text: (*text).into(),
-            interrupted: false,
-            truncated: false,
             exit_code: Some(0),
-            cwd: None,
             input: Some("go".into()),
-            spool_span: None,
-            message: None,
-        };
-        let reply = client
-            .request(|id| Message::TurnCompleted {
-                id,
-                session: session.into(),
-                turn,
-            })
-            .expect("turn_completed");
-        assert!(matches!(reply, Message::TurnRecorded { .. }), "{reply:?}");
+            ..clippy_testkit::turn(seq, format!("\x1b[1m{text}\x1b[0m").as_bytes(), text)
+        });
     }
-    client
+    wrapper.client
 }
 
 fn reason(result: Result<impl std::fmt::Debug, ClientError>) -> ErrorReason {
