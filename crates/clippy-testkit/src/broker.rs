@@ -21,7 +21,8 @@ pub fn socket_in(runtime: &Path) -> PathBuf {
 /// How a [`Broker`] is started; see [`Broker::in_runtime`].
 #[derive(Debug)]
 pub struct BrokerBuilder {
-    program: PathBuf,
+    /// `None`: the workspace's, built on first use ([`bin`]).
+    program: Option<PathBuf>,
     runtime: PathBuf,
     foreground: bool,
     args: Vec<OsString>,
@@ -105,8 +106,12 @@ impl BrokerBuilder {
 
     /// Another program in the broker's place (a build of it elsewhere).
     pub fn program(mut self, program: impl Into<PathBuf>) -> Self {
-        self.program = program.into();
+        self.program = Some(program.into());
         self
+    }
+
+    fn program_path(&self) -> PathBuf {
+        self.program.clone().unwrap_or_else(|| bin("clippy-broker"))
     }
 
     /// In a process group of its own (so a signal to the test's group does not reach it).
@@ -124,7 +129,7 @@ impl BrokerBuilder {
 
     /// The command the broker is started with.
     pub fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
+        let mut command = Command::new(self.program_path());
         if self.foreground {
             command.arg("--foreground");
         }
@@ -168,7 +173,7 @@ impl BrokerBuilder {
         let child = command
             .stderr(log)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.program.display()));
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.program_path().display()));
         Broker {
             child: Some(child),
             socket: socket_in(&self.runtime),
@@ -203,7 +208,7 @@ impl Broker {
     /// `XDG_STATE_HOME` (its history) is `runtime/state`, `LANG=C.UTF-8`, no `DISPLAY`.
     pub fn in_runtime(runtime: &Path) -> BrokerBuilder {
         BrokerBuilder {
-            program: bin("clippy-broker"),
+            program: None,
             runtime: runtime.to_owned(),
             foreground: true,
             args: Vec::new(),
