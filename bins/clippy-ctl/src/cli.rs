@@ -472,16 +472,24 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// clap's value parser for a TIME (`clippy_client::when`), a time ago counted back from now.
+fn time_arg(text: &str) -> Result<u64, String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    clippy_client::when::parse(text, now).map_err(|e| e.to_string())
+}
+
 /// `--since` and `--until` of `history` and `search`.
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct TimeRange {
     /// Only turns completed at or after TIME: a time ago (90s, 15m, 2h, 3d, 1w, 1h30m), an
     /// ISO-8601 date or date-time, UTC unless it gives an offset (2026-11-26,
     /// 2026-11-26T10:00, 2026-11-26T10:00:00+01:00), or Unix milliseconds.
-    #[arg(long, value_name = "TIME", value_parser = crate::when::parse_arg)]
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
     pub since: Option<u64>,
     /// Only turns completed before TIME (the forms of --since).
-    #[arg(long, value_name = "TIME", value_parser = crate::when::parse_arg)]
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
     pub until: Option<u64>,
 }
 

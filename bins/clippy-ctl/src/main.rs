@@ -19,7 +19,6 @@ mod output;
 mod routing;
 mod spawn;
 mod spool;
-mod when;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -99,6 +99,18 @@ pub enum ArgumentError {
         /// The end, Unix milliseconds.
         until: u64,
     },
+    /// A TIME that is none of [`crate::when::FORMS`].
+    #[error(
+        "{text:?} is not a TIME{}: give {}",
+        .why.as_ref().map(|why| format!(" ({why})")).unwrap_or_default(),
+        crate::when::FORMS
+    )]
+    NotATime {
+        /// What was given.
+        text: String,
+        /// Why it is not one, where that can be said (`it is empty`, `too large`).
+        why: Option<String>,
+    },
     /// A session to start without a command.
     #[error("no command given: a session runs a command")]
     NoCommand,

@@ -10,7 +10,8 @@
 //!   a typed result; the waits' defaults are the broker's, from `clippy-proto`.
 //! - [`ClientError`]: the one error type, with the broker's reason when it refused and the
 //!   socket when none answers; [`ArgumentError`]: what is refused before asking.
-//! - [`args`]: the argument checks every front end shares, written once.
+//! - [`args`]: the argument checks every front end shares, written once; [`when`]: the times
+//!   `--since`/`--until` take (`2h`, an ISO-8601 date), with the clock passed in.
 //! - [`spawn()`]: a session started with no terminal, returned once the broker knows it.
 //!
 //! Blocking, with no async runtime: a front end that has one runs these calls on its own
@@ -23,6 +24,7 @@ mod connection;
 mod error;
 pub mod ops;
 mod spawn;
+pub mod when;
 
 pub use args::{CommandLine, HistoryQuery, Input, SearchQuery, TimeRange, bytes_field};
 pub use connection::{Connection, Endpoint, REPLY_GRACE};

@@ -4,7 +4,7 @@
 //! calendar arithmetic is Howard Hinnant's `days_from_civil`, the inverse of what
 //! `clippy_proto::iso8601_utc` uses to print.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::ArgumentError;
 
 /// The accepted forms, for the error message (and `--help`).
 pub const FORMS: &str = "a time ago (90s, 15m, 2h, 3d, 1w, or combined: 1h30m), an ISO-8601 \
@@ -17,25 +17,27 @@ const HOUR: u64 = 60 * MINUTE;
 const DAY: u64 = 24 * HOUR;
 const WEEK: u64 = 7 * DAY;
 
-/// `text` as Unix milliseconds, a time ago counted back from now: clap's value parser for
-/// `--since` and `--until`.
-pub fn parse_arg(text: &str) -> Result<u64, String> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    parse(text, now)
-}
-
 /// `text` as Unix milliseconds, a time ago counted back from `now` (Unix milliseconds). A time
 /// ago further back than 1970 is 1970.
-pub fn parse(text: &str, now: u64) -> Result<u64, String> {
+///
+/// ```
+/// use clippy_client::when;
+///
+/// let now = 1_795_687_200_000; // 2026-11-26T10:00:00Z
+/// assert_eq!(when::parse("1h30m", now), Ok(now - 90 * 60 * 1000));
+/// assert_eq!(when::parse("2026-11-26T10:00Z", now), Ok(now));
+/// assert!(when::parse("yesterday", now).is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`ArgumentError::NotATime`]: none of the forms in [`FORMS`], saying why where it can.
+pub fn parse(text: &str, now: u64) -> Result<u64, ArgumentError> {
     let bad = |why: &str| {
-        let why = if why.is_empty() {
-            String::new()
-        } else {
-            format!(" ({why})")
-        };
-        Err(format!("{text:?} is not a TIME{why}: give {FORMS}"))
+        Err(ArgumentError::NotATime {
+            text: text.to_owned(),
+            why: (!why.is_empty()).then(|| why.to_owned()),
+        })
     };
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -345,7 +347,7 @@ mod tests {
             "99999999999999999999w",
             "2026-11-26\u{1b}[31m",
         ] {
-            let err = parse(text, NOW).expect_err(text);
+            let err = parse(text, NOW).expect_err(text).to_string();
             assert!(err.contains("90s, 15m, 2h"), "{text}: {err}");
             assert!(err.contains("2026-11-26T10:00:00Z"), "{text}: {err}");
             assert!(err.contains("Unix milliseconds"), "{text}: {err}");
@@ -356,11 +358,11 @@ mod tests {
 
     #[test]
     fn reasons_are_specific() {
-        let err = parse("2026-02-30", NOW).unwrap_err();
+        let err = parse("2026-02-30", NOW).unwrap_err().to_string();
         assert!(err.contains("no day 30 in 2026-02"), "{err}");
-        let err = parse("3y", NOW).unwrap_err();
+        let err = parse("3y", NOW).unwrap_err().to_string();
         assert!(err.contains("unknown unit \"y\""), "{err}");
-        let err = parse("1969-07-20", NOW).unwrap_err();
+        let err = parse("1969-07-20", NOW).unwrap_err().to_string();
         assert!(err.contains("before 1970"), "{err}");
     }
 }
