@@ -1,7 +1,8 @@
 //! `cargo xtask <command>`: the project's chores, in Rust so they run the same everywhere.
 //!
-//! - `ci` — format check, clippy, tests, then a fuzz smoke run (skipped, saying so, when
-//!   `cargo +nightly fuzz` is not installed). Stops at the first failing step with its exit code.
+//! - `ci` — format check, clippy, the docs (`cargo doc`, warnings as errors), tests, then a fuzz
+//!   smoke run (skipped, saying so, when `cargo +nightly fuzz` is not installed). Stops at the
+//!   first failing step with its exit code.
 //! - `fuzz [--smoke] [SECONDS]` — every fuzz target for SECONDS (default 60; `--smoke`: 20): those
 //!   of `fuzz/` (the pure cores), then those of `fuzz/store/` (the SQLite history store) and
 //!   `fuzz/mcp/` (the MCP server).
@@ -178,6 +179,10 @@ fn ci() -> Result {
             "warnings",
         ],
     ))?;
+    // Every public item's docs build, their links resolve (a doc names what exists).
+    let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps", "--quiet"]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    run(doc)?;
     run(cargo(&root, &["test", "--workspace"]))?;
     fuzz(SMOKE_SECONDS, false)
 }

@@ -26,10 +26,10 @@ use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 /// Bytes of records queued for the store at most (turns' content, text and message; other
-/// records count [`SMALL_RECORD`]): past it, the records that arrive are not stored until the
+/// records count 512 bytes each): past it, the records that arrive are not stored until the
 /// store has caught up, so a store slower than the sessions costs a bounded amount of memory.
 pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
-/// What a record other than a turn counts for in the backlog.
+/// What a record other than a turn counts for in the backlog ([`MAX_BACKLOG`] says 512).
 const SMALL_RECORD: usize = 512;
 /// The history thread's scheduling priority (nice): below the event loop and the sessions, so
 /// under load the store falls behind rather than slowing requests.

@@ -2,6 +2,8 @@
 //!
 //! This file parses the arguments and dispatches; [`commands`] talks to the broker, [`output`]
 //! renders, [`exit`] decides the exit code.
+// The argument docs are clap's help text, where `[hotkeys]` and `[ and ]` are literal.
+#![allow(rustdoc::broken_intra_doc_links)]
 #![forbid(unsafe_code)]
 
 mod agent_hooks;

@@ -29,11 +29,11 @@ pub enum AgentHooks {
     #[default]
     Off,
     /// The agent's hooks are wired: a turn ends at the agent's word. When the screen says a
-    /// turn ended first, the turn waits for that word ([`Event::AwaitingAgent`]) until the
+    /// turn ended first, the turn waits for that word ([`Event::AwaitingAgreement`]) until the
     /// caller gives up on it ([`TurnDetector::settle`]); after three turns in a row without
     /// it, the hooks are taken as silent and the screen decides again until the agent speaks.
     ///
-    /// [`Event::AwaitingAgent`]: crate::Event::AwaitingAgent
+    /// [`Event::AwaitingAgreement`]: crate::Event::AwaitingAgreement
     /// [`TurnDetector::settle`]: crate::TurnDetector::settle
     On,
     /// Only the agent's word, input and [`TurnDetector::settle`] end turns; the screen's
