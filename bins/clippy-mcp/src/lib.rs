@@ -47,6 +47,7 @@ pub struct Options {
 pub fn serve_stdio(options: Options) -> Result<(), McpError> {
     let bridge = bridge::Bridge::new(options.socket.as_deref(), options.timeout)?;
     let server = server::Server::new(bridge, options.limits);
+    grow_stdout_pipe(options.limits.max_reply_bytes);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -65,3 +66,41 @@ pub fn serve_stdio(options: Options) -> Result<(), McpError> {
             .map_err(|e| McpError::Session(e.to_string()))
     })
 }
+
+/// The most a pipe is grown to: Linux's default `/proc/sys/fs/pipe-max-size`, what any user may
+/// ask for.
+#[cfg(target_os = "linux")]
+const MAX_PIPE: usize = 1024 * 1024;
+
+/// When stdout is a pipe (as MCP clients start servers), grows it to hold a whole reply: a
+/// result carries its content twice, JSON-escaped (`structuredContent` and the text block), so
+/// up to about three times `max_reply_bytes` (a 62 KiB turn of short lines is a 166 KB line).
+/// A pipe's default 64 KiB takes such a line in three writes, each waiting for the client to read
+/// the one before; grown, it is one write. Best effort: a pipe that cannot grow (the system's
+/// limit is lower, or stdout is not a pipe) stays as it is.
+#[cfg(target_os = "linux")]
+fn grow_stdout_pipe(max_reply_bytes: usize) {
+    use nix::fcntl::{FcntlArg, fcntl};
+    let stdout = std::io::stdout();
+    let Ok(now) = fcntl(&stdout, FcntlArg::F_GETPIPE_SZ) else {
+        return; // Not a pipe.
+    };
+    let wanted = max_reply_bytes
+        .saturating_mul(3)
+        .saturating_add(64 * 1024)
+        .min(MAX_PIPE);
+    let mut size = wanted.next_power_of_two().min(MAX_PIPE);
+    while usize::try_from(now).is_ok_and(|now| size > now) {
+        let Ok(asked) = i32::try_from(size) else {
+            return;
+        };
+        // Refused (EPERM) above the system's limit: try half as much.
+        if fcntl(&stdout, FcntlArg::F_SETPIPE_SZ(asked)).is_ok() {
+            return;
+        }
+        size /= 2;
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn grow_stdout_pipe(_max_reply_bytes: usize) {}

@@ -21,6 +21,7 @@ own, or a poll of a condition under a deadline.
 """
 
 import base64
+import fcntl
 import json
 import os
 import queue
@@ -467,6 +468,14 @@ async def scenario_raw():
 
     raw = Raw("raw")
     initialize(raw)
+    # Its stdout pipe was grown to hold a whole reply (about 3x the 64 KiB reply limit) in one
+    # write: 256 KiB, or the most the system lets a user have when that is less.
+    with open("/proc/sys/fs/pipe-max-size") as limit:
+        most = int(limit.read())
+    F_GETPIPE_SZ = 1032
+    pipe = fcntl.fcntl(raw.proc.stdout.fileno(), F_GETPIPE_SZ)
+    check(pipe >= min(256 * 1024, most), f"clippy-mcp's stdout pipe holds a reply: {pipe} bytes")
+    report("stdout_pipe_bytes", pipe)
     # Each bad line, then a ping: whatever came before the ping's reply answers the bad line and
     # must be a JSON-RPC error; nothing at all is fine too (a line that is not JSON has no id).
     bad_lines = [
