@@ -209,6 +209,66 @@ fn copy_kept_prefix(from: &[u8], to: &mut [u8]) -> usize {
     from.len()
 }
 
+/// Bytes [`Scanner::strip_window`] classifies at once, one per bit of a `u64`.
+const WINDOW: usize = 64;
+
+/// Bit `i` alone.
+const fn bit(i: usize) -> u64 {
+    1u64.wrapping_shl(i as u32) & if i < 64 { u64::MAX } else { 0 }
+}
+
+/// The bits above bit `i` (none for `i >= 63`; all for `i = usize::MAX`, "above -1").
+const fn above(i: usize) -> u64 {
+    match i {
+        usize::MAX => u64::MAX,
+        0..=62 => u64::MAX << (i + 1),
+        _ => 0,
+    }
+}
+
+/// A [`WINDOW`] of bytes classified: bit `i` of each mask for byte `i`.
+struct WindowMasks {
+    /// Bytes [`is_kept`] refuses (ESC among them).
+    dropped: u64,
+    /// ESC.
+    escape: u64,
+    /// Bytes that end a CSI sequence: `0x40..=0x7e`.
+    final_byte: u64,
+}
+
+impl WindowMasks {
+    /// Classifies `window` ([`WINDOW`] bytes): a flag byte per byte first, in loops the
+    /// compiler runs in vector registers, then eight flags to a mask byte by one multiplication.
+    fn of(window: &[u8]) -> Self {
+        let mut dropped = [0; WINDOW];
+        let mut escape = [0; WINDOW];
+        let mut final_byte = [0; WINDOW];
+        for (index, &byte) in window.iter().take(WINDOW).enumerate() {
+            dropped[index] = u8::from(!is_kept(byte));
+            escape[index] = u8::from(byte == 0x1b);
+            final_byte[index] = u8::from(matches!(byte, 0x40..=0x7e));
+        }
+        Self {
+            dropped: flag_bits(&dropped),
+            escape: flag_bits(&escape),
+            final_byte: flag_bits(&final_byte),
+        }
+    }
+}
+
+/// [`WINDOW`] flags, each 0 or 1, as the bits of a `u64` (flag `i` at bit `i`).
+fn flag_bits(flags: &[u8; WINDOW]) -> u64 {
+    flags
+        .chunks_exact(8)
+        .enumerate()
+        .fold(0, |mask, (index, eight)| {
+            // Lane `i` (0 or 1) lands at bit `56 + i` of the product, with no carry: every
+            // partial sum stays below a byte.
+            let gathered = word_of(eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            mask | gathered << (8 * index)
+        })
+}
+
 /// The high bit of every lane of `word` whose byte ends a CSI sequence in [`Strip::after`] — a
 /// final byte (`0x40..=0x7e`) or an ESC — and no other bit.
 const fn csi_end_lanes(word: u64) -> u64 {
@@ -342,16 +402,24 @@ impl Scanner {
     /// not change the state, are skipped. Every other byte — other escapes, dropped controls,
     /// sequences split between chunks — goes through [`Strip::after`], one at a time.
     fn strip_chunk(&mut self, bytes: &[u8]) {
-        // Room for every byte of the chunk, so runs are copied without growing `text`; cut back
-        // to what was kept at the end.
+        // Room for every byte of the chunk and a window more, so runs are copied without growing
+        // `text` (a window's runs as whole windows); cut back to what was kept at the end.
         let mut written = self.text.len();
-        self.text.resize(written + bytes.len(), 0);
+        self.text.resize(written + bytes.len() + WINDOW, 0);
         // The state in a local, not in `self`, so it can stay in a register.
         let mut state = self.strip;
         let mut at = 0;
         while at < bytes.len() {
             match state {
                 Strip::Ground => loop {
+                    // Whole windows while they get somewhere: most text and escapes.
+                    while let Some(window) = bytes.get(at..at + WINDOW) {
+                        let advanced = self.strip_window(window, at, &mut written);
+                        if advanced == 0 {
+                            break;
+                        }
+                        at += advanced;
+                    }
                     // `written <= old length + at`, so the room left is at least `bytes[at..]`.
                     let run = copy_kept_prefix(&bytes[at..], &mut self.text[written..]);
                     if run > 0 {
@@ -391,6 +459,67 @@ impl Scanner {
         }
         self.text.truncate(written);
         self.strip = state;
+    }
+
+    /// Strips a [`WINDOW`] of bytes that begins in `Ground` at chunk index `at`, as far as its
+    /// last escape it can take whole: appends its kept bytes to `text` from `*written` on and
+    /// returns how many bytes it took (the state after them is `Ground` again). Returns 0 when
+    /// the window begins with an escape it cannot take (not a CSI sequence ending in the window
+    /// without an ESC inside): [`Strip::after`] takes that one.
+    ///
+    /// The window is classified into bit masks (bit `i` for byte `i`) without a branch per
+    /// byte, each CSI sequence is found from its ESC and the first final byte after it, and the
+    /// kept runs are copied as fixed-size blocks: no loop whose exit depends on where in the
+    /// text an escape is, so mispredicted branches are a few per window, not two per escape.
+    fn strip_window(&mut self, window: &[u8], at: usize, written: &mut usize) -> usize {
+        let masks = WindowMasks::of(window);
+        let mut kept = !masks.dropped;
+        // Every ESC from the lowest: where the window's taken part ends.
+        let mut end = WINDOW;
+        let mut escapes = masks.escape;
+        while escapes != 0 {
+            let start = escapes.trailing_zeros() as usize;
+            // A CSI sequence: `ESC [` then, from the byte after the `[`, the first final byte
+            // or ESC ends it.
+            let ends = if window.get(start + 1) == Some(&b'[') {
+                (masks.final_byte | masks.escape) & above(start + 1)
+            } else {
+                0
+            };
+            let last = ends.trailing_zeros() as usize;
+            if ends == 0 || masks.escape & bit(last) != 0 {
+                end = start;
+                break;
+            }
+            // Bits `start..=last` are the sequence.
+            let sequence = above(start.wrapping_sub(1)) & !above(last);
+            kept &= !sequence;
+            escapes &= above(last);
+        }
+        if end == 0 {
+            return 0;
+        }
+        kept &= !above(end - 1);
+        let mut padded = [0; 2 * WINDOW];
+        padded[..WINDOW].copy_from_slice(window);
+        let mut runs = kept;
+        while runs != 0 {
+            let start = runs.trailing_zeros() as usize;
+            let len = (!(runs >> start)).trailing_zeros() as usize;
+            let spool_start = self.position + (at + start) as u64;
+            if start > 0 || !self.continues_last_segment(*written, spool_start) {
+                self.segments.push(Segment {
+                    text_start: self.forgotten + *written as u64,
+                    spool_start,
+                });
+            }
+            // The room left in `text` is at least the chunk's bytes from `at + start` on and a
+            // window more; what is copied past the run is overwritten or cut off.
+            self.text[*written..*written + WINDOW].copy_from_slice(&padded[start..start + WINDOW]);
+            *written += len;
+            runs &= above((start + len).wrapping_sub(1));
+        }
+        end
     }
 
     /// Whether kept bytes copied to `text[index..]` from spool offset `spool_start` on continue
