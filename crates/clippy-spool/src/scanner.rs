@@ -239,17 +239,30 @@ struct WindowMasks {
 impl WindowMasks {
     /// Classifies `window` ([`WINDOW`] bytes): a flag byte per byte first, in loops the
     /// compiler runs in vector registers, then eight flags to a mask byte by one multiplication.
+    ///
+    /// Text without escapes or controls, the most common window, is told by the first mask:
+    /// the other two are left 0 then.
     fn of(window: &[u8]) -> Self {
         let mut dropped = [0; WINDOW];
+        for (flag, &byte) in dropped.iter_mut().zip(window) {
+            *flag = u8::from(!is_kept(byte));
+        }
+        let dropped = flag_bits(&dropped);
+        if dropped == 0 {
+            return Self {
+                dropped,
+                escape: 0,
+                final_byte: 0,
+            };
+        }
         let mut escape = [0; WINDOW];
         let mut final_byte = [0; WINDOW];
         for (index, &byte) in window.iter().take(WINDOW).enumerate() {
-            dropped[index] = u8::from(!is_kept(byte));
             escape[index] = u8::from(byte == 0x1b);
             final_byte[index] = u8::from(matches!(byte, 0x40..=0x7e));
         }
         Self {
-            dropped: flag_bits(&dropped),
+            dropped,
             escape: flag_bits(&escape),
             final_byte: flag_bits(&final_byte),
         }
@@ -625,6 +638,163 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The first match of `literal` in `spool` (fed from spool offset 1000) by the exact
+    /// stripper, one byte at a time through [`Strip::after`]: the stripped text, each kept byte's
+    /// spool offset, and the span of the first match in it.
+    fn reference_span(spool: &[u8], literal: &str) -> Option<(u64, u64)> {
+        let mut state = Strip::Ground;
+        let (mut text, mut offsets) = (Vec::new(), Vec::new());
+        for (index, &byte) in spool.iter().enumerate() {
+            if state == Strip::Ground && is_kept(byte) {
+                text.push(byte);
+                offsets.push(1000 + index as u64);
+            } else {
+                state = state.after(byte);
+            }
+        }
+        let start = memchr::memmem::find(&text, literal.as_bytes())?;
+        let end = start + literal.len();
+        Some((offsets[start], offsets[end - 1] + 1))
+    }
+
+    /// Checks that a scanner fed `spool` whole, and cut in two at every point, and cut in three
+    /// at every pair of points `step` apart, finds what [`reference_span`] finds.
+    fn agrees_at_every_cut(spool: &[u8], literal: &str) {
+        let expected = reference_span(spool, literal);
+        let scan = |pieces: &[&[u8]]| {
+            let mut scanner = Scanner::new(Pattern::literal(literal).expect("a literal"), 1000);
+            pieces
+                .iter()
+                .find_map(|piece| scanner.feed(piece))
+                .map(|found| {
+                    assert_eq!(found.text, literal);
+                    assert_eq!(found.resume_cursor, found.span.1);
+                    found.span
+                })
+        };
+        assert_eq!(scan(&[spool]), expected, "whole: {spool:02x?}");
+        for cut in 0..=spool.len() {
+            let (head, tail) = spool.split_at(cut);
+            assert_eq!(scan(&[head, tail]), expected, "cut at {cut}: {spool:02x?}");
+            for second in (cut..=spool.len()).step_by(7) {
+                let (middle, last) = tail.split_at(second - cut);
+                let found = scan(&[head, middle, last]);
+                assert_eq!(found, expected, "cut at {cut} and {second}: {spool:02x?}");
+            }
+        }
+    }
+
+    /// `before`, then `filler` repeated so that what follows starts at byte `at`, then `after`.
+    fn placed(before: &[u8], at: usize, after: &[u8]) -> Vec<u8> {
+        let mut spool = before.to_vec();
+        while spool.len() < at {
+            spool.push(b"lorem ipsum "[spool.len() % 12]);
+        }
+        spool.extend_from_slice(after);
+        spool
+    }
+
+    #[test]
+    fn a_match_right_after_an_escape_wherever_it_falls() {
+        for at in [0, 1, 7, 8, 30, 56, 60, 62, 63, 64, 65, 100, 126, 127, 128] {
+            let spool = placed(b"", at, b"\x1b[1;32mneedle\x1b[0m tail of the line\n");
+            agrees_at_every_cut(&spool, "needle");
+        }
+    }
+
+    #[test]
+    fn a_match_split_by_escapes_across_window_and_chunk_boundaries() {
+        for at in [0, 50, 58, 60, 61, 62, 63, 64, 120, 126, 127] {
+            let spool = placed(
+                b"\x1b[31mx\x1b[0m ",
+                at,
+                b"ne\x1b[1me\x1b[38;2;215;119;87md\x1b[0mle and more text after it\n",
+            );
+            agrees_at_every_cut(&spool, "needle");
+        }
+    }
+
+    #[test]
+    fn escapes_crossing_a_window_edge_or_longer_than_a_window() {
+        let long_csi = [&b"\x1b["[..], &[b'1'; 80], b"m"].concat();
+        let long_osc = [&b"\x1b]0;"[..], &[b't'; 90], b"\x07"].concat();
+        for escape in [
+            &b"\x1b[38;5;208m"[..],
+            b"\x1b[1\x1b[0m",
+            b"\x1b[?25l",
+            b"\x1b]0;title needle\x07",
+            b"\x1b]2;needle\x1b\\",
+            b"\x1bPneedle\x18",
+            b"\x1b_needle\x1a",
+            b"\x1b(B",
+            b"\x1b\x1b[0m",
+            &long_csi,
+            &long_osc,
+        ] {
+            for at in [0, 40, 58, 60, 62, 63, 64, 65] {
+                let spool = placed(b"", at, &[escape, b"needle\n"].concat());
+                agrees_at_every_cut(&spool, "needle");
+                // A match only inside the escape is no match.
+                let spool = placed(b"", at, &[escape, b"\n"].concat());
+                agrees_at_every_cut(&spool, "needle");
+            }
+        }
+    }
+
+    #[test]
+    fn osc_strings_end_at_bel_and_at_st_and_hide_what_they_hold() {
+        for (osc, expected) in [
+            (&b"\x1b]0;needle\x07needle"[..], Some((1011, 1017))),
+            (b"\x1b]0;needle\x1b\\needle", Some((1012, 1018))),
+            // An ESC inside the string without `\\` does not end it.
+            (b"\x1b]0;x\x1bneedle\x07needle", Some((1013, 1019))),
+            (b"\x1b]0;needle", None),
+        ] {
+            assert_eq!(reference_span(osc, "needle"), expected, "{osc:02x?}");
+            agrees_at_every_cut(osc, "needle");
+            agrees_at_every_cut(&placed(b"", 60, osc), "needle");
+        }
+    }
+
+    #[test]
+    fn a_lone_esc_at_the_end_of_a_chunk_waits_for_the_next() {
+        for at in [0, 5, 63, 64, 100] {
+            let spool = placed(b"", at, b"nee\x1b");
+            let mut scanner = Scanner::new(Pattern::literal("needle").expect("a literal"), 1000);
+            assert_eq!(scanner.feed(&spool), None);
+            // The ESC takes the `[` as the start of a CSI sequence: `1m` ends it.
+            let found = scanner
+                .feed(b"[1mdle\n")
+                .expect("the match goes on after the escape");
+            let start = 1000 + at as u64;
+            assert_eq!(found.span, (start, start + 3 + 4 + 3));
+            // And as the next chunk's first byte, another ESC starts a sequence again.
+            let mut scanner = Scanner::new(Pattern::literal("needle").expect("a literal"), 1000);
+            assert_eq!(scanner.feed(&spool), None);
+            assert_eq!(
+                scanner.feed(b"\x1b[0mdle"),
+                Some(Match {
+                    text: "needle".into(),
+                    span: (start, start + 3 + 1 + 4 + 3),
+                    resume_cursor: start + 3 + 1 + 4 + 3,
+                })
+            );
+            agrees_at_every_cut(&[&spool[..], b"\x1b[0mdle"].concat(), "needle");
+        }
+    }
+
+    #[test]
+    fn stray_controls_and_text_beyond_ascii_between_escapes() {
+        let spool = placed(
+            b"\r\x07\x08 \x7f\t",
+            61,
+            "né\x1b[1m\x00e\x0d\x1b[0mdle ✳ 日本語\n".as_bytes(),
+        );
+        agrees_at_every_cut(&spool, "néedle ✳");
+        let spool = placed(b"", 61, "né\x1b[1m\x00e\x0d\x1b[0mdle".as_bytes());
+        agrees_at_every_cut(&spool, "néedle");
     }
 
     #[test]
