@@ -409,10 +409,11 @@ impl Scanner {
     /// Appends the kept bytes of `bytes` (whose first is at spool offset `self.position`) to
     /// `text`.
     ///
-    /// Fast path: in `Ground`, the run of kept bytes up to the next ESC or dropped control is
-    /// copied and tested eight bytes at a time, and a complete CSI sequence after it (most
-    /// escapes: colours, cursor moves) is skipped whole; in `Csi`, the parameter bytes, which do
-    /// not change the state, are skipped. Every other byte — other escapes, dropped controls,
+    /// Fast paths: in `Ground`, whole [`WINDOW`]s of bytes at a time with every CSI sequence
+    /// inside them (most escapes: colours, cursor moves), see [`Scanner::strip_window`]; where a
+    /// window cannot go on, the run of kept bytes up to the next ESC or dropped control is
+    /// copied and tested eight bytes at a time, and a complete CSI sequence after it is skipped
+    /// whole; in `Csi`, the parameter bytes, which do not change the state, are skipped. Every other byte — other escapes, dropped controls,
     /// sequences split between chunks — goes through [`Strip::after`], one at a time.
     fn strip_chunk(&mut self, bytes: &[u8]) {
         // Room for every byte of the chunk and a window more, so runs are copied without growing
