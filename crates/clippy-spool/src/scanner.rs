@@ -413,8 +413,9 @@ impl Scanner {
     /// inside them (most escapes: colours, cursor moves), see [`Scanner::strip_window`]; where a
     /// window cannot go on, the run of kept bytes up to the next ESC or dropped control is
     /// copied and tested eight bytes at a time, and a complete CSI sequence after it is skipped
-    /// whole; in `Csi`, the parameter bytes, which do not change the state, are skipped. Every other byte — other escapes, dropped controls,
-    /// sequences split between chunks — goes through [`Strip::after`], one at a time.
+    /// whole; in `Csi`, the parameter bytes, which do not change the state, are skipped. Every
+    /// other byte — other escapes, dropped controls, sequences split between chunks — goes
+    /// through [`Strip::after`], one at a time.
     fn strip_chunk(&mut self, bytes: &[u8]) {
         // Room for every byte of the chunk and a window more, so runs are copied without growing
         // `text` (a window's runs as whole windows); cut back to what was kept at the end.
