@@ -52,8 +52,8 @@ impl Frames {
         }
         let whole = rows.len();
         let mut rows = rows;
-        let kept_under = drawn.is_some_and(|drawn| drawn < whole);
-        let full = kept_under.then(|| rows.clone());
+        let partial = drawn.is_some_and(|drawn| drawn < whole);
+        let full = partial.then(|| rows.clone());
         if let Some(drawn) = drawn {
             rows.truncate(drawn.max(1));
         }
@@ -79,7 +79,7 @@ impl Frames {
                 }
             })
             .collect();
-        if kept_under {
+        if partial {
             // The rows not drawn yet stay as the transcript has them.
             let end = (at + placed.len()).min(self.lines.len());
             self.lines.splice(at.min(self.lines.len())..end, placed);
@@ -173,8 +173,16 @@ impl Frames {
                 let held = moved_above && stayed;
                 let again = held && self.held_again(row, by);
                 if held && !again {
-                    // Held once: the rows the scroll opened above it may be filled next.
-                    self.room_made.push((row.clone(), i.saturating_sub(by)..i));
+                    // Held once: the rows the scroll opened above it may be filled next (noted
+                    // once, however many frames scroll by the same rows meanwhile).
+                    let room = i.saturating_sub(by)..i;
+                    if !self
+                        .room_made
+                        .iter()
+                        .any(|(line, r)| line == row && *r == room)
+                    {
+                        self.room_made.push((row.clone(), room));
+                    }
                 }
                 again
             } else if stayed {
@@ -194,9 +202,16 @@ impl Frames {
                 }
             };
             moved_above |= !stayed;
-            if kept && !self.kept_under.contains(row) {
-                self.kept_under.push(row.clone());
+            if kept {
+                self.keep_under(row);
             }
+        }
+    }
+
+    /// Notes `line` as kept under the text, once.
+    fn keep_under(&mut self, line: &str) {
+        if !self.kept_under.iter().any(|kept| kept == line) {
+            self.kept_under.push(line.to_owned());
         }
     }
 
@@ -240,9 +255,7 @@ impl Frames {
             .filter(|(line, room)| rows.get(room.end) == Some(line))
             .collect();
         for (line, _) in filled {
-            if !self.kept_under.contains(&line) {
-                self.kept_under.push(line);
-            }
+            self.keep_under(&line);
         }
     }
 
