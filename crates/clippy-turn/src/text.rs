@@ -255,18 +255,19 @@ fn old_head(lines: &[String], before: &[String]) -> usize {
     let found = |from: usize, line: &str| before[from..].iter().position(|b| b.trim() == line);
     // The old view goes on at `lines[at..]` from `before[from..]`.
     let resumes = |at: usize, mut from: usize| {
-        let mut text = lines[at..]
+        let text = lines[at..]
             .iter()
             .map(|l| l.trim())
             .filter(|l| !l.is_empty());
-        (0..RESUMED).all(|_| {
-            text.next()
-                .and_then(|line| found(from, line))
-                .is_some_and(|at| {
-                    from += at + 1;
-                    true
-                })
-        })
+        let mut matched = 0;
+        for line in text.take(RESUMED) {
+            let Some(found_at) = found(from, line) else {
+                return false;
+            };
+            from += found_at + 1;
+            matched += 1;
+        }
+        matched == RESUMED
     };
     let mut from = 0;
     let mut i = 0;
