@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clippy_history::{HistoryError, Store, StoredTurn, TurnSummary};
 use clippy_proto::{
@@ -461,7 +461,10 @@ impl Worker {
         let max_age = (self.limits.max_age_days > 0)
             .then(|| Duration::from_secs(self.limits.max_age_days.saturating_mul(86_400)));
         let max_bytes = (self.limits.max_bytes > 0).then_some(self.limits.max_bytes);
-        match self.store.prune(max_age, max_bytes, wall_ms()) {
+        match self
+            .store
+            .prune(max_age, max_bytes, clippy_proto::unix_ms_now())
+        {
             Ok(deleted) if deleted.turns == 0 && deleted.events == 0 => {}
             Ok(deleted) => self.log(
                 Level::Info,
@@ -496,12 +499,6 @@ fn passes(filter: &[String], kind: &str) -> bool {
                     .split_once('.')
                     .is_some_and(|(category, _)| category == f)
         })
-}
-
-fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The store's row for a record (`text`: an event's JSON, a turn's id).

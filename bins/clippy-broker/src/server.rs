@@ -20,7 +20,7 @@ use std::os::unix::net::UnixListener as StdUnixListener;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clippy_proto::{
     ErrorReason, Frame, FrameDecoder, Message, ProtoError, decode, encode, encode_frame,
@@ -253,7 +253,7 @@ impl Server {
             pending_reads: Vec::new(),
             replaying: HashSet::new(),
             scratch: vec![0; READ_CHUNK],
-            started: (Instant::now(), wall_ms()),
+            started: (Instant::now(), clippy_proto::unix_ms_now()),
         })
     }
 
@@ -1006,12 +1006,6 @@ impl Server {
 
 fn token(id: ConnId) -> Token {
     Token(usize::try_from(id.0).unwrap_or(usize::MAX))
-}
-
-fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Runs file deliveries one after the other until the job channel closes.

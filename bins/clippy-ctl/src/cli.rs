@@ -474,10 +474,7 @@ fn parse_env(text: &str) -> Result<(String, String), String> {
 
 /// clap's value parser for a TIME (`clippy_client::when`), a time ago counted back from now.
 fn time_arg(text: &str) -> Result<u64, String> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    clippy_client::when::parse(text, now).map_err(|e| e.to_string())
+    clippy_client::when::parse(text, clippy_proto::unix_ms_now()).map_err(|e| e.to_string())
 }
 
 /// `--since` and `--until` of `history` and `search`.

@@ -337,10 +337,7 @@ fn create_spool() -> Result<(SpoolWriter, String), SessionError> {
     let mut last = None;
     for bump in 0..64 {
         // Creation is exclusive: a taken ID fails and the next one is tried.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let id = clippy_wrapper::session_id::at(now, bump);
+        let id = clippy_wrapper::session_id::at(clippy_proto::unix_ms_now(), bump);
         match SpoolDir::create(&runtime, &id).and_then(SpoolWriter::create) {
             Ok(spool) => return Ok((spool, id)),
             Err(e) => last = Some(e),

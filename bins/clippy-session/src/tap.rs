@@ -129,9 +129,7 @@ impl Spool for SpoolFile {
 fn now() -> Now {
     Now {
         instant: Instant::now(),
-        unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
+        unix_ms: clippy_proto::unix_ms_now(),
     }
 }
 

@@ -46,4 +46,4 @@ pub use message::{
     SessionSummary, TurnData, TurnMeta, WaitingState,
 };
 pub use payload::Payload;
-pub use time::iso8601_utc;
+pub use time::{iso8601_utc, unix_ms_now};

@@ -1,5 +1,19 @@
 //! Unix milliseconds — the protocol's timestamps — as ISO-8601 UTC (`2024-05-01T12:34:56.789Z`),
-//! without a date crate.
+//! without a date crate, and the wall clock read as one.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The wall clock now, as Unix milliseconds (0 for a clock set before 1970): what every
+/// program of the workspace stamps turns, events and records with.
+///
+/// ```
+/// assert!(clippy_proto::unix_ms_now() > 1_700_000_000_000);
+/// ```
+pub fn unix_ms_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 /// Formats `ms` since the Unix epoch as ISO-8601 UTC with milliseconds.
 ///
