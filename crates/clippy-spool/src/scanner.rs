@@ -16,6 +16,7 @@
 //! not arrived yet — anchor or delimit such patterns (`\d+\n`).
 
 use regex::bytes::Regex;
+use wide::i8x16;
 
 use crate::error::SpoolError;
 
@@ -237,49 +238,34 @@ struct WindowMasks {
 }
 
 impl WindowMasks {
-    /// Classifies `window` ([`WINDOW`] bytes): a flag byte per byte first, in loops the
-    /// compiler runs in vector registers, then eight flags to a mask byte by one multiplication.
-    ///
-    /// Text without escapes or controls, the most common window, is told by the first mask:
-    /// the other two are left 0 then.
+    /// Classifies `window` ([`WINDOW`] bytes), sixteen bytes at a time in vector registers
+    /// (SSE2 on x86-64, NEON on aarch64, plain lanes elsewhere): each class is a comparison or
+    /// two on the bytes read as signed, where everything beyond ASCII is negative, and a mask
+    /// instruction gathers the sixteen lanes into sixteen bits.
     fn of(window: &[u8]) -> Self {
-        let mut dropped = [0; WINDOW];
-        for (flag, &byte) in dropped.iter_mut().zip(window) {
-            *flag = u8::from(!is_kept(byte));
+        let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
+        let mut masks = Self {
+            dropped: 0,
+            escape: 0,
+            final_byte: 0,
+        };
+        for (index, sixteen) in window.chunks_exact(16).take(WINDOW / 16).enumerate() {
+            let mut bytes = [0u8; 16];
+            bytes.copy_from_slice(sixteen);
+            let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
+            // C0 controls (ASCII, so not negative, below 0x20) other than `\n` and `\t`; DEL.
+            let control = lanes.simd_gt(splat(0xff)) & lanes.simd_lt(splat(0x20));
+            let kept_control = lanes.simd_eq(splat(b'\n')) | lanes.simd_eq(splat(b'\t'));
+            let dropped = (control & !kept_control) | lanes.simd_eq(splat(0x7f));
+            let escape = lanes.simd_eq(splat(0x1b));
+            let final_byte = lanes.simd_gt(splat(0x3f)) & lanes.simd_lt(splat(0x7f));
+            let shift = 16 * index;
+            masks.dropped |= u64::from(dropped.to_bitmask()) << shift;
+            masks.escape |= u64::from(escape.to_bitmask()) << shift;
+            masks.final_byte |= u64::from(final_byte.to_bitmask()) << shift;
         }
-        let dropped = flag_bits(&dropped);
-        if dropped == 0 {
-            return Self {
-                dropped,
-                escape: 0,
-                final_byte: 0,
-            };
-        }
-        let mut escape = [0; WINDOW];
-        let mut final_byte = [0; WINDOW];
-        for (index, &byte) in window.iter().take(WINDOW).enumerate() {
-            escape[index] = u8::from(byte == 0x1b);
-            final_byte[index] = u8::from(matches!(byte, 0x40..=0x7e));
-        }
-        Self {
-            dropped,
-            escape: flag_bits(&escape),
-            final_byte: flag_bits(&final_byte),
-        }
+        masks
     }
-}
-
-/// [`WINDOW`] flags, each 0 or 1, as the bits of a `u64` (flag `i` at bit `i`).
-fn flag_bits(flags: &[u8; WINDOW]) -> u64 {
-    flags
-        .chunks_exact(8)
-        .enumerate()
-        .fold(0, |mask, (index, eight)| {
-            // Lane `i` (0 or 1) lands at bit `56 + i` of the product, with no carry: every
-            // partial sum stays below a byte.
-            let gathered = word_of(eight).wrapping_mul(0x0102_0408_1020_4080) >> 56;
-            mask | gathered << (8 * index)
-        })
 }
 
 /// The high bit of every lane of `word` whose byte ends a CSI sequence in [`Strip::after`] — a
@@ -645,6 +631,34 @@ mod tests {
     /// The first match of `literal` in `spool` (fed from spool offset 1000) by the exact
     /// stripper, one byte at a time through [`Strip::after`]: the stripped text, each kept byte's
     /// spool offset, and the span of the first match in it.
+    #[test]
+    fn the_window_masks_agree_with_the_byte_tests_for_every_byte_at_every_position() {
+        for byte in 0..=u8::MAX {
+            for at in 0..WINDOW {
+                for filler in [b'a', b'[', 0x00, 0xff, 0x1b, b'\t', 0x7f] {
+                    let mut window = [filler; WINDOW];
+                    window[at] = byte;
+                    let masks = WindowMasks::of(&window);
+                    for (i, &b) in window.iter().enumerate() {
+                        let context = format!("byte {b:#04x} at {i}, filler {filler:#04x}");
+                        assert_eq!(
+                            masks.dropped & bit(i) != 0,
+                            !is_kept(b),
+                            "dropped: {context}"
+                        );
+                        assert_eq!(masks.escape & bit(i) != 0, b == 0x1b, "escape: {context}");
+                        let final_byte = (0x40..=0x7e).contains(&b);
+                        assert_eq!(
+                            masks.final_byte & bit(i) != 0,
+                            final_byte,
+                            "final: {context}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     fn reference_span(spool: &[u8], literal: &str) -> Option<(u64, u64)> {
         let mut state = Strip::Ground;
         let (mut text, mut offsets) = (Vec::new(), Vec::new());
