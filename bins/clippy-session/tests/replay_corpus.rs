@@ -283,20 +283,32 @@ fn check(
                 let interrupted = want["interrupted"] == true;
                 let shown = reply_view(got["text"].as_str().unwrap_or_default());
                 let last = replies.len() - 1;
-                for (n, line) in replies
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(n, r)| r.iter().map(move |l| (n, l)))
-                {
+                for (n, reply) in replies.iter().enumerate() {
                     // A reply the user cut short, by Ctrl+C or by asking the next question
-                    // (Codex stops answering the first), may lack its last lines.
-                    let may_lack = interrupted || n < last || lost.contains(line);
-                    let count = occurrences(&shown, line);
-                    if count > 1 || (count == 0 && !may_lack) {
-                        failures.push(format!(
-                            "{name} turn {}: the model's line {line:?} {count} times in {shown:?}",
-                            i + 1
-                        ));
+                    // (Codex stops answering the first), may lack its last lines: only lines
+                    // after the first one missing.
+                    let cut_short = interrupted || n < last;
+                    let mut missing = None;
+                    for line in reply {
+                        let count = occurrences(&shown, line);
+                        let may_lack = cut_short || lost.contains(line);
+                        if count > 1 || (count == 0 && !may_lack) {
+                            failures.push(format!(
+                                "{name} turn {}: the model's line {line:?} {count} times in \
+                                 {shown:?}",
+                                i + 1
+                            ));
+                        } else if count == 0 && !lost.contains(line) {
+                            missing.get_or_insert(line);
+                        } else if let Some(gap) = missing.filter(|_| count == 1) {
+                            failures.push(format!(
+                                "{name} turn {}: the model's line {gap:?} is missing before \
+                                 {line:?}, which is there (a reply cut short lacks its end, \
+                                 not its middle)",
+                                i + 1
+                            ));
+                            missing = None;
+                        }
                     }
                 }
                 let reply = replies.concat();
@@ -318,11 +330,11 @@ fn check(
                 want["interrupted"]
             ));
         }
-        // A reply longer than the screen is whole in the text view, each line once.
+        // A reply longer than the screen, sent whole, is whole in the text view, each line once.
         if want["reply"]
             .as_str()
             .unwrap_or_default()
-            .contains("of 80 for the scrolling test")
+            .contains("Numbered line 80 of 80 for the scrolling test")
         {
             let raw_text = got["text"].as_str().unwrap_or_default();
             for n in 1..=80 {

@@ -63,8 +63,11 @@ impl Frames {
         }
         // When the frame scrolled, the rows above the first that lines up with the transcript
         // are a header drawn over it (Codex pins the question there): the transcript lines that
-        // scrolled under them stay.
+        // scrolled under them stay. When it stood still, a row as the last frame drew it adds
+        // nothing: the transcript keeps what it has there (the line under a pinned header, while
+        // only the input box changes as the user types).
         let scrolled = at != self.top;
+        let unchanged = |i: usize| !scrolled && self.previous.get(i) == Some(&rows[i]);
         let first_agree = (0..rows.len())
             .find(|&i| !rows[i].trim().is_empty() && self.lines.get(at + i) == Some(&rows[i]))
             .unwrap_or(0);
@@ -74,7 +77,7 @@ impl Frames {
             .map(|(i, row)| {
                 let pinned = scrolled && i < first_agree;
                 match self.lines.get(at + i) {
-                    Some(under) if pinned => under.clone(),
+                    Some(under) if pinned || unchanged(i) => under.clone(),
                     _ => row.clone(),
                 }
             })
@@ -510,6 +513,22 @@ mod tests {
         assert_eq!(
             frames.into_lines().0,
             ["› question", "1", "2", "3", "4", "5", "> "]
+        );
+    }
+
+    #[test]
+    fn a_sticky_header_stays_off_the_transcript_while_only_the_input_box_changes() {
+        // Codex: a question typed while the reply scrolls under the pinned question redraws the
+        // input box alone, frame after frame, between the scrolls.
+        let mut frames = Frames::default();
+        frames.sample(frame(&["› question", "1", "2", "3", "> "]));
+        frames.sample(frame(&["› question", "2", "3", "4", "> "]));
+        frames.sample(frame(&["› question", "2", "3", "4", "> w"]));
+        frames.sample(frame(&["› question", "2", "3", "4", "> wh"]));
+        frames.sample(frame(&["› question", "3", "4", "5", "> wh"]));
+        assert_eq!(
+            frames.into_lines().0,
+            ["› question", "1", "2", "3", "4", "5", "> wh"]
         );
     }
 }
