@@ -165,6 +165,60 @@ impl SearchQuery {
     }
 }
 
+/// A terminal's size: columns and rows, each at least 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSize {
+    cols: u16,
+    rows: u16,
+}
+
+impl TermSize {
+    /// `cols` columns by `rows` rows.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::BadSize`]: either is 0.
+    pub fn new(cols: u16, rows: u16) -> Result<Self, ArgumentError> {
+        if cols == 0 || rows == 0 {
+            return Err(ArgumentError::BadSize { cols, rows });
+        }
+        Ok(Self { cols, rows })
+    }
+
+    /// The size as `clippy-session --size` takes it, `COLSxROWS`.
+    pub fn spec(&self) -> String {
+        format!("{}x{}", self.cols, self.rows)
+    }
+}
+
+/// The words of a session's command given as one line, split as a POSIX shell splits words
+/// (quotes and backslashes; no expansion, no operators): `claude --model "a b"` is three words.
+///
+/// # Errors
+///
+/// [`ArgumentError::NoCommand`]: no words; [`ArgumentError::BadCommandLine`]: an unclosed quote
+/// or a trailing backslash.
+pub fn command_words(line: &str) -> Result<Vec<String>, ArgumentError> {
+    let words = shlex::split(line).ok_or_else(|| ArgumentError::BadCommandLine(line.to_owned()))?;
+    if words.is_empty() {
+        return Err(ArgumentError::NoCommand);
+    }
+    Ok(words)
+}
+
+/// A variable for a session's environment, checked: a name that is not empty and has no `=`
+/// or NUL, a value without NUL.
+///
+/// # Errors
+///
+/// [`ArgumentError::BadVariable`].
+pub fn variable(name: &str, value: &str) -> Result<(String, String), ArgumentError> {
+    if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+        return Err(ArgumentError::BadVariable(name.to_owned()));
+    }
+    Ok((name.to_owned(), value.to_owned()))
+}
+
 /// Bytes as a JSON field, as every front end's JSON carries them: `(name, text)` when they are
 /// UTF-8, else `(name_b64, standard base64)`.
 pub fn bytes_field(name: &str, bytes: &[u8]) -> (String, String) {
@@ -237,6 +291,37 @@ mod tests {
         assert_eq!(SearchQuery::new(" "), Err(ArgumentError::EmptyQuery));
         for hostile in ["\"", "NEAR(", "a OR b", "-x"] {
             assert_eq!(SearchQuery::new(hostile).unwrap().words(), hostile);
+        }
+    }
+
+    #[test]
+    fn a_size_has_columns_and_rows() {
+        assert_eq!(TermSize::new(80, 24).unwrap().spec(), "80x24");
+        assert_eq!(
+            TermSize::new(0, 24),
+            Err(ArgumentError::BadSize { cols: 0, rows: 24 })
+        );
+        assert!(TermSize::new(80, 0).is_err());
+    }
+
+    #[test]
+    fn a_command_line_is_split_into_words_as_a_shell_would() {
+        assert_eq!(
+            command_words(r#"claude --model "a b" 'c d' e\ f"#).unwrap(),
+            ["claude", "--model", "a b", "c d", "e f"]
+        );
+        assert_eq!(command_words("  "), Err(ArgumentError::NoCommand));
+        assert!(matches!(
+            command_words("echo \"open"),
+            Err(ArgumentError::BadCommandLine(_))
+        ));
+    }
+
+    #[test]
+    fn a_variable_needs_a_plain_name() {
+        assert_eq!(variable("A", "b=c").unwrap(), ("A".into(), "b=c".into()));
+        for (name, value) in [("", "x"), ("A=B", "x"), ("A\0", "x"), ("A", "x\0")] {
+            assert!(variable(name, value).is_err(), "{name:?}={value:?}");
         }
     }
 

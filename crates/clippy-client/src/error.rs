@@ -121,6 +121,23 @@ pub enum ArgumentError {
     /// said.
     #[error("{0}")]
     SessionRefused(String),
+    /// A terminal size with no columns or no rows.
+    #[error("a terminal size is at least 1 column by 1 row, not {cols}x{rows}")]
+    BadSize {
+        /// The columns given.
+        cols: u16,
+        /// The rows given.
+        rows: u16,
+    },
+    /// A command line of a session to start that cannot be split into words (an unclosed quote).
+    #[error(
+        "cannot split the command line {0:?} into words (an unclosed quote?): give the words as a list"
+    )]
+    BadCommandLine(String),
+    /// A variable for a session's environment with an empty name, `=` or NUL in its name, or
+    /// NUL in its value.
+    #[error("{0:?} is not a variable name (not empty; no '=' and no NUL)")]
+    BadVariable(String),
 }
 
 impl ClientError {

@@ -26,10 +26,13 @@ pub mod ops;
 mod spawn;
 pub mod when;
 
-pub use args::{CommandLine, HistoryQuery, Input, SearchQuery, TimeRange, bytes_field};
+pub use args::{
+    CommandLine, HistoryQuery, Input, SearchQuery, TermSize, TimeRange, bytes_field, command_words,
+    variable,
+};
 pub use connection::{Connection, Endpoint, REPLY_GRACE};
 pub use error::{ArgumentError, ClientError, START_HINT};
 pub use ops::{
     AttachTarget, Captured, Ended, Events, Executed, Found, Inbox, Screen, Sink, SpoolData, Turn,
 };
-pub use spawn::{Spawn, spawn};
+pub use spawn::{Spawn, spawn, spawn_child};

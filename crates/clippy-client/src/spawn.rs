@@ -52,6 +52,17 @@ pub struct Spawn {
 /// arguments `clippy-session` refused; [`ClientError::Broker`] `timeout` when it was not
 /// registered in time; [`ClientError::Spawn`] when it did not start, saying why.
 pub fn spawn(request: &Spawn, timeout: Duration) -> Result<String, ClientError> {
+    spawn_child(request, timeout).map(|(id, _wrapper)| id)
+}
+
+/// As [`spawn`], and the wrapper's process too: it stays a child of this process (it leaves
+/// only its session and terminal), so a process that lives on after the spawn (`clippy-mcp`)
+/// waits for it when it ends, leaving no zombie.
+///
+/// # Errors
+///
+/// As [`spawn`].
+pub fn spawn_child(request: &Spawn, timeout: Duration) -> Result<(String, Child), ClientError> {
     if request.command.is_empty() && !request.shell_integration {
         return Err(ArgumentError::NoCommand.into());
     }
@@ -86,7 +97,7 @@ pub fn spawn(request: &Spawn, timeout: Duration) -> Result<String, ClientError> 
     })?;
     let why = match read_line(&mut child, timeout) {
         Ok(Some(line)) => match line.split_once(' ') {
-            Some(("ready", id)) if !id.is_empty() => return Ok(id.to_owned()),
+            Some(("ready", id)) if !id.is_empty() => return Ok((id.to_owned(), child)),
             Some(("error", why)) => why.to_owned(),
             _ => format!("clippy-session said {line:?}"),
         },
