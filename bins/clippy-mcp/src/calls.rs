@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 
 use crate::bridge::Bridge;
 use crate::tools::{
-    CaptureArgs, DeliverArgs, EndSessionArgs, EventsSinceArgs, ExecArgs, ExpectSendArgs,
-    GetTurnArgs, ListTurnsArgs, NoArgs, PasteArgs, ReadSpoolArgs, RouteAddArgs, RouteKindArg,
-    RouteRemoveArgs, ScreenArgs, SendArgs, SessionArgs, TurnFormat, WaitForArgs, WaitPromptArgs,
+    ApproveArgs, CaptureArgs, CommandArg, DeliverArgs, DenyArgs, EndSessionArgs, EventsSinceArgs,
+    ExecArgs, ExpectSendArgs, GetTurnArgs, HistoryArgs, ListTurnsArgs, NoArgs, PasteArgs,
+    ReadSpoolArgs, RouteAddArgs, RouteKindArg, RouteRemoveArgs, ScreenArgs, SearchHistoryArgs,
+    SendArgs, SessionArgs, SpawnSessionArgs, TurnFormat, WaitForArgs, WaitPromptArgs,
 };
 
 /// `events_since`'s default number of events.
@@ -58,6 +59,7 @@ pub fn waits(name: &str) -> bool {
             | "screen"
             | "send"
             | "deliver"
+            | "spawn_session"
     )
 }
 
@@ -97,6 +99,13 @@ pub fn call(
         "route_remove" => call.route_remove(),
         "events_since" => call.events_since(),
         "end_session" => call.end_session(),
+        // Starting sessions, history, gated handoffs (issue 30).
+        "spawn_session" => call.spawn_session(),
+        "history" => call.history(),
+        "search_history" => call.search_history(),
+        "inbox" => call.inbox(),
+        "approve" => call.approve(),
+        "deny" => call.deny(),
         other => return Err(UnknownTool(other.to_owned())),
     };
     Ok(match result {
@@ -112,12 +121,19 @@ enum Refusal {
     Client(ClientError),
     /// The arguments are wrong before anything was asked.
     Argument(String),
+    /// This clippy-mcp cannot do it where it is (a session to start for a broker it cannot
+    /// point a session at).
+    Unsupported(String),
 }
 
 impl Refusal {
     fn into_json(self) -> Value {
         match self {
             Self::Argument(message) => json!({ "reason": "invalid_argument", "message": message }),
+            Self::Unsupported(message) => json!({ "reason": "unsupported", "message": message }),
+            Self::Client(err @ (ClientError::Spawn(_) | ClientError::Io { .. })) => {
+                json!({ "reason": "spawn_failed", "message": err.to_string() })
+            }
             Self::Client(ClientError::Argument(refused)) => {
                 let message = match refused {
                     ArgumentError::NothingToSend => {
@@ -550,6 +566,211 @@ impl Call<'_> {
             "outcome": ended.outcome,
             "resume_cursor": ended.resume_cursor,
         }))
+    }
+}
+
+// ---- Starting sessions, history, gated handoffs (issue 30) ----
+
+/// How long a session to start may take to register when the call gives no `timeout_ms`.
+const DEFAULT_SPAWN_MS: u64 = 30_000;
+
+impl Call<'_> {
+    fn spawn_session(&self) -> Answer {
+        let SpawnSessionArgs {
+            command,
+            name,
+            cwd,
+            env,
+            size,
+            preset,
+            shell_integration,
+            no_agent_hooks,
+            no_history,
+            timeout_ms,
+        } = self.args()?;
+        let command = match command {
+            Some(CommandArg::Words(words)) if words.first().is_some_and(|w| !w.is_empty()) => words,
+            Some(CommandArg::Line(line)) => {
+                clippy_client::command_words(&line).map_err(|e| named("command", &e.to_string()))?
+            }
+            None if shell_integration => Vec::new(),
+            _ => {
+                return Err(named(
+                    "command",
+                    "the command is empty: give the program and its arguments (a list of words \
+                     or one line), or shell_integration for the user's shell",
+                ));
+            }
+        };
+        let size = match size {
+            Some(size) => clippy_client::TermSize::new(size.cols, size.rows)
+                .map_err(|e| named("size", &e.to_string()))?,
+            None => clippy_client::TermSize::new(120, 40)?,
+        };
+        if name.as_deref().is_some_and(|name| name.trim().is_empty()) {
+            return Err(named("name", "a name is not blank"));
+        }
+        let cwd = cwd.map(|cwd| absolute(&cwd)).transpose()?;
+        let mut vars = Vec::new();
+        for (key, value) in &env {
+            if key == "XDG_RUNTIME_DIR" {
+                return Err(named(
+                    "env",
+                    "XDG_RUNTIME_DIR is where the session finds its broker: clippy-mcp sets it",
+                ));
+            }
+            let (key, value) =
+                clippy_client::variable(key, value).map_err(|e| named("env", &e.to_string()))?;
+            vars.push((key.into(), value.into()));
+        }
+        if let Some(runtime) = self.runtime_dir()? {
+            vars.push(("XDG_RUNTIME_DIR".into(), runtime.into_os_string()));
+        }
+        let request = clippy_client::Spawn {
+            command: command.into_iter().map(Into::into).collect(),
+            name,
+            preset,
+            pattern: None,
+            config: None,
+            cwd: cwd.map(Into::into),
+            env: vars,
+            size: size.spec(),
+            shell_integration,
+            no_agent_hooks,
+            no_history,
+        };
+        let timeout = Duration::from_millis(timeout_ms.unwrap_or(DEFAULT_SPAWN_MS).max(1));
+        let (id, wrapper) = clippy_client::spawn_child(&request, timeout)?;
+        reap(wrapper);
+        let status = self.broker(|broker| broker.session_status(&id))?;
+        Ok(json!({ "session": id, "name": status.name.clone(), "status": status }))
+    }
+
+    /// The runtime folder a new session must be given so it registers with this clippy-mcp's
+    /// broker: none when the broker is the one of this process's `XDG_RUNTIME_DIR`, else the
+    /// folder of a socket at `DIR/clippy/broker.sock`.
+    fn runtime_dir(&self) -> Result<Option<std::path::PathBuf>, Refusal> {
+        let socket = self.bridge.socket();
+        if clippy_proto::socket_path().is_ok_and(|own| own == socket) {
+            return Ok(None);
+        }
+        let runtime = socket
+            .ends_with("clippy/broker.sock")
+            .then(|| socket.parent().and_then(std::path::Path::parent))
+            .flatten()
+            .filter(|dir| dir.is_absolute());
+        match runtime {
+            Some(dir) => Ok(Some(dir.to_owned())),
+            None => Err(Refusal::Unsupported(format!(
+                "a session registers with the broker of its runtime folder \
+                 (DIR/clippy/broker.sock); this clippy-mcp's broker is at {}, which is not one",
+                socket.display()
+            ))),
+        }
+    }
+
+    fn history(&self) -> Answer {
+        let HistoryArgs {
+            session,
+            since,
+            until,
+            limit,
+        } = self.args()?;
+        let query = clippy_client::HistoryQuery {
+            session,
+            range: time_range(since.as_deref(), until.as_deref())?,
+            limit: at_least_one(limit)?,
+        };
+        let turns = self.broker(|broker| broker.history(&query))?;
+        Ok(json!({ "turns": turns }))
+    }
+
+    fn search_history(&self) -> Answer {
+        let SearchHistoryArgs {
+            query,
+            session,
+            since,
+            until,
+            limit,
+        } = self.args()?;
+        let mut search =
+            clippy_client::SearchQuery::new(query).map_err(|e| named("query", &e.to_string()))?;
+        search.session = session;
+        search.range = time_range(since.as_deref(), until.as_deref())?;
+        search.limit = at_least_one(limit)?;
+        let hits = self.broker(|broker| broker.search(&search))?;
+        let hits: Vec<Value> = hits
+            .into_iter()
+            .map(|hit| {
+                let mut value = serde_json::to_value(&hit.entry).unwrap_or(Value::Null);
+                value["snippet"] = hit.snippet.into();
+                value
+            })
+            .collect();
+        Ok(json!({ "query": search.words(), "hits": hits }))
+    }
+
+    fn inbox(&self) -> Answer {
+        let SessionArgs { session } = self.args()?;
+        let inbox = self.broker(|broker| broker.inbox(&session))?;
+        Ok(json!({ "session": inbox.session, "items": inbox.items }))
+    }
+
+    fn approve(&self) -> Answer {
+        let ApproveArgs { approval, text } = self.args()?;
+        let edited = text.is_some();
+        self.broker(|broker| broker.approve(&approval, text))?;
+        Ok(json!({ "approval": approval, "approved": true, "edited": edited }))
+    }
+
+    fn deny(&self) -> Answer {
+        let DenyArgs { approval } = self.args()?;
+        self.broker(|broker| broker.deny(&approval))?;
+        Ok(json!({ "approval": approval, "denied": true }))
+    }
+}
+
+/// A started session's wrapper stays this process's child: it is waited for when it ends, on
+/// a thread of its own, so no zombie is left.
+fn reap(mut wrapper: std::process::Child) {
+    drop((
+        wrapper.stdin.take(),
+        wrapper.stdout.take(),
+        wrapper.stderr.take(),
+    ));
+    let waited = std::thread::Builder::new()
+        .name("reap".into())
+        .spawn(move || {
+            let _ = wrapper.wait();
+        });
+    drop(waited); // Without a thread the wrapper is a zombie once it ends: harmless.
+}
+
+/// An argument refused, naming it.
+fn named(field: &str, why: &str) -> Refusal {
+    Refusal::Argument(format!("invalid argument `{field}`: {why}"))
+}
+
+/// `since` and `until` as times (`clippy_client::when`), counted back from now.
+fn time_range(
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<clippy_client::TimeRange, Refusal> {
+    let now = clippy_proto::unix_ms_now();
+    let parse = |field: &str, text: Option<&str>| {
+        text.map(|text| clippy_client::when::parse(text, now))
+            .transpose()
+            .map_err(|e| named(field, &e.to_string()))
+    };
+    let since = parse("since", since)?;
+    let until = parse("until", until)?;
+    Ok(clippy_client::TimeRange::new(since, until)?)
+}
+
+fn at_least_one(limit: Option<u32>) -> Result<Option<u32>, Refusal> {
+    match limit {
+        Some(0) => Err(named("limit", "at least 1")),
+        limit => Ok(limit),
     }
 }
 

@@ -24,14 +24,23 @@ use crate::notifications::{self, Change};
 /// How a model is told what this server is for (`initialize`'s instructions).
 const INSTRUCTIONS: &str = "clippy wraps interactive terminal programs (coding agents such as \
     Claude Code, Codex, Gemini CLI, aider; shells; REPLs) as sessions and records each \
-    submitted input and its output as a turn. Use list_sessions to find a session; exec to \
-    run a command in a shell session; to ask an agent session something: status (note \
-    resume_cursor), send with enter=true, wait_prompt from that cursor, then get_turn with the \
-    turn_id wait_prompt returns (format message gives an agent's own final answer when its \
-    hooks are on). Every wait returns a \
-    resume_cursor: pass it as `from` to the next wait or read_spool so nothing is skipped or \
-    matched twice. A failed call is a result with isError and a reason (session_not_found, \
-    busy, timeout with its resume_cursor, invalid_pattern, …).";
+    submitted input and its output as a turn. list_sessions finds the sessions. An \
+    orchestration loop: (1) spawn_session starts an agent or a shell (it returns once \
+    registered; wait_prompt from 0 waits for its first prompt). (2) To ask a session \
+    something: status (note resume_cursor), send with enter=true, then wait_prompt from that \
+    cursor. (3) get_turn with the turn_id wait_prompt returns reads the answer (format message: \
+    an agent's own final message, when its hooks are on). (4) An agent may stop to ask for a \
+    permission instead: wait_prompt then times out, and status (or list_sessions, or \
+    events_since with types [\"session.waiting\"]) shows `waiting` with the tool, its input \
+    and the waiting id; answer it with answer (allow, deny or always, naming that id), then \
+    wait_prompt on from the timeout's resume_cursor. exec runs one command line in a shell \
+    session. route_add hands one session's turns to another; a gated route parks each \
+    handoff until approved: inbox lists them, approve or deny resolves them. history and \
+    search_history find turns of live and ended sessions (since/until: 2h, 3d, an ISO-8601 \
+    date). Every wait returns a resume_cursor: pass it as `from` to the next wait or \
+    read_spool so nothing is skipped or matched twice. A failed call is a result with \
+    isError and a reason (session_not_found, busy, timeout with its resume_cursor, \
+    invalid_argument naming the argument, …).";
 
 /// The URI scheme of the sessions' resources.
 const SCHEME: &str = "clippy://session/";

@@ -315,6 +315,129 @@ pub struct ScreenArgs {
     pub history: u32,
 }
 
+// ---- Starting sessions, history, gated handoffs (issue 30) ----
+
+/// A session's command: its words, or one line split into words as a shell would.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CommandArg {
+    /// The program and its arguments, one word each: `["claude", "--model", "x"]`.
+    Words(Vec<String>),
+    /// One line, split into words as a shell would (quotes, backslashes; no expansion):
+    /// `claude --model "x y"`.
+    Line(String),
+}
+
+/// A terminal size.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SizeArg {
+    /// Columns (at least 1).
+    pub cols: u16,
+    /// Rows (at least 1).
+    pub rows: u16,
+}
+
+/// `spawn_session`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnSessionArgs {
+    /// The program to run: a list of words (`["bash", "--norc"]`) or one command line
+    /// (`"claude --model x"`). May be left out with shell_integration (the user's $SHELL).
+    #[serde(default)]
+    pub command: Option<CommandArg>,
+    /// A name for the session, usable wherever a session id is.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The folder it runs in (default: clippy-mcp's working directory; a relative path is
+    /// taken from there).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Variables added to its environment, e.g. {"LANG": "C.UTF-8"}.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Its terminal's size (default 120 columns by 40 rows).
+    #[serde(default)]
+    pub size: Option<SizeArg>,
+    /// The prompt-detection preset (default: chosen by the command's name: claude, codex,
+    /// gemini, aider, bash, python, …).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// Start bash or zsh with prompt marks, for exact turns, exit codes and cwd (default
+    /// false).
+    #[serde(default)]
+    pub shell_integration: bool,
+    /// Do not wire the agent's own hooks (default false: Claude Code, Codex and Gemini CLI
+    /// report their final message and permission waits through them).
+    #[serde(default)]
+    pub no_agent_hooks: bool,
+    /// Keep its turns out of the broker's history store (default false).
+    #[serde(default)]
+    pub no_history: bool,
+    /// How long the session may take to register, in milliseconds (default 30000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `history`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    /// One session's turns (id, prefix or name; live or ended), else every session's.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Only turns completed at or after this time: a time ago (90s, 15m, 2h, 3d, 1w, 1h30m),
+    /// an ISO-8601 date or date-time, UTC unless it gives an offset (2026-11-26,
+    /// 2026-11-26T10:00:00+01:00), or Unix milliseconds.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only turns completed before this time (the forms of `since`).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// At most this many turns, newest first (default: the broker's, 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `search_history`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchHistoryArgs {
+    /// The words to find (any text: it is quoted, never read as query syntax).
+    pub query: String,
+    /// Only this session's turns (id, prefix or name; live or ended).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Only turns completed at or after this time (the forms of history's `since`).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only turns completed before this time.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// At most this many hits, best first (default: the broker's, 20).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `approve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveArgs {
+    /// The approval id, e.g. `a1` (from inbox, or an approval.requested event).
+    pub approval: String,
+    /// Text to hand over instead of the handoff's own (default: as it is).
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// `deny`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DenyArgs {
+    /// The approval id, e.g. `a1` (from inbox, or an approval.requested event).
+    pub approval: String,
+}
+
 /// What a tool does to the world, for the client's hints.
 #[derive(Debug, Clone, Copy)]
 enum Effect {
@@ -510,6 +633,58 @@ const ENTRIES: &[Entry] = &[
             force, kill the program's process group when no prompt comes in time. Returns \
             the outcome: idle (nothing ran), interrupted, or killed (the session ends).",
         schema: schema::<EndSessionArgs>,
+        effect: Effect::Destroys,
+    },
+    // ---- Starting sessions, history, gated handoffs (issue 30) ----
+    Entry {
+        name: "spawn_session",
+        description: "Start a new session: a coding agent (claude, codex, gemini, aider), a \
+            shell or a REPL, with no terminal of its own, wrapped by clippy. command is a list \
+            of words or one command line; name it to address it by name. Returns once the \
+            broker has registered it: session (its id), name, and its status; wait_prompt from \
+            0 then waits for its first prompt before you send to it.",
+        schema: schema::<SpawnSessionArgs>,
+        effect: Effect::Acts,
+    },
+    Entry {
+        name: "history",
+        description: "Turns of live and ended sessions from the broker's history store, newest \
+            first (it outlives broker restarts): turn_id (read it with get_turn), session, name, \
+            command, cwd, completion time, input, exit code, live. Filter by session and by \
+            time (since/until: 2h, 3d, an ISO-8601 date, Unix ms).",
+        schema: schema::<HistoryArgs>,
+        effect: Effect::Reads,
+    },
+    Entry {
+        name: "search_history",
+        description: "Full-text search of the stored turns of live and ended sessions, best \
+            match first: each hit is a turn (turn_id for get_turn, session, name, time, input) \
+            with a snippet around the words found, each between [ and ]. Filter by session and \
+            time as history does.",
+        schema: schema::<SearchHistoryArgs>,
+        effect: Effect::Reads,
+    },
+    Entry {
+        name: "inbox",
+        description: "The handoffs waiting for a session (from routes): each with its route, \
+            turn_id, size, and state: queued (typed at its next prompt) or awaiting_approval \
+            (a gated route: resolve it with approve or deny, by its approval id).",
+        schema: schema::<SessionArgs>,
+        effect: Effect::Reads,
+    },
+    Entry {
+        name: "approve",
+        description: "Let a gated handoff go on (by approval id, from inbox): it joins the \
+            target's inbox and is typed at its next prompt, as it is or with `text` in its \
+            place.",
+        schema: schema::<ApproveArgs>,
+        effect: Effect::Acts,
+    },
+    Entry {
+        name: "deny",
+        description: "Drop a gated handoff (by approval id, from inbox): it is never typed \
+            into its target.",
+        schema: schema::<DenyArgs>,
         effect: Effect::Destroys,
     },
 ];

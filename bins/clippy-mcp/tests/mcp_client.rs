@@ -18,7 +18,7 @@ mod support;
 
 use support::Fixture;
 
-/// `tools/list`: all 19 tools, names as the catalogue has them, each input schema a valid JSON
+/// `tools/list`: all 25 tools, names as the catalogue has them, each input schema a valid JSON
 /// Schema the SDK parsed, descriptions non-empty; an unknown tool is a JSON-RPC error (-32602).
 #[test]
 fn every_tool_is_listed_with_a_schema_and_an_unknown_tool_is_a_protocol_error() {
@@ -29,7 +29,7 @@ fn every_tool_is_listed_with_a_schema_and_an_unknown_tool_is_a_protocol_error() 
     let listed: Vec<String> = serde_json::from_value(driven.result("tools")).unwrap();
     let catalogue: Vec<&str> = clippy_mcp::tools::names().collect();
     assert_eq!(listed, catalogue, "the client sees the catalogue");
-    assert_eq!(listed.len(), 19, "{listed:?}");
+    assert_eq!(listed.len(), 25, "{listed:?}");
 }
 
 /// Lines written raw to clippy-mcp's stdin that are not JSON, or JSON but not a request, get a
@@ -165,5 +165,42 @@ fn sessions_are_resources_with_notifications() {
     assert!(
         driven.result("late_session").as_str().is_some(),
         "the late session's id"
+    );
+}
+
+/// Issue 30's orchestrator: two sessions started with `spawn_session` (the hooked test agent as
+/// Claude Code, by its words, with env and size; bash by one command line, with shell
+/// integration), the agent driven with send, wait_prompt and get_turn (its own message), a
+/// permission wait seen in status (the place where `answer` goes is marked in the driver), a
+/// gated route's handoffs from bash to the agent approved (the agent answers it) and denied (it
+/// never reaches the agent) with inbox, approve and deny, the turns listed with `history` and one found with `search_history`
+/// (the broker's history store is on), and every argument refused with the field named. Here:
+/// both sessions are the broker's, as clippy-ctl sees them, and the found turn is in
+/// `clippy-ctl search`.
+#[test]
+fn an_orchestrator_spawns_drives_approves_and_searches_through_the_tools() {
+    let Some(fx) = Fixture::start("orchestrate") else {
+        return;
+    };
+    let driven = fx.drive("orchestrate");
+    let spawned = driven.result("spawned");
+    let listed = fx.ctl(&["--json", "list-sessions"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["session"].as_str())
+        .collect();
+    for name in ["agent", "sh"] {
+        let id = spawned[name].as_str().unwrap();
+        assert!(ids.contains(&id), "{name} ({id}) is registered: {listed}");
+    }
+    let found = driven.result("found");
+    let search = fx.ctl(&["--json", "search", "zebraquokka"]);
+    let text = String::from_utf8_lossy(&search.stdout);
+    assert!(
+        search.status.success() && text.contains(found.as_str().unwrap()),
+        "clippy-ctl search finds {found}: {text}"
     );
 }

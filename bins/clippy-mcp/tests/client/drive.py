@@ -43,6 +43,8 @@ CTL = os.environ["CLIPPY_CTL"]
 DIR = os.environ["CLIPPY_TEST_DIR"]
 PYTHON = os.environ["CLIPPY_TEST_PYTHON"]
 GUESS = os.environ["CLIPPY_TEST_GUESS"]
+# The test agent that runs the hooks clippy-session wires (bins/clippy-session/tests/programs).
+HOOKED_AGENT = os.environ.get("CLIPPY_TEST_HOOKED_AGENT", "")
 HOME = os.environ["HOME"]
 
 # How long one call may take before the client gives up: longer than any wait's own deadline.
@@ -75,6 +77,13 @@ TOOLS = [
     "route_remove",
     "events_since",
     "end_session",
+    # Starting sessions, history, gated handoffs (issue 30).
+    "spawn_session",
+    "history",
+    "search_history",
+    "inbox",
+    "approve",
+    "deny",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -1259,6 +1268,262 @@ async def scenario_resources():
 
 
 # ---------------------------------------------------------------------------------------------
+# 8. An orchestrator's loop: spawn_session, send / wait_prompt / get_turn, a permission wait,
+#    gated handoffs approved and denied, history and search_history (issue 30)
+# ---------------------------------------------------------------------------------------------
+
+
+def agent_bin():
+    """A folder with the hooked test agent as `claude` (it runs Claude Code's hooks) and the
+    clippy-ctl its hooks call."""
+    bin_dir = os.path.join(DIR, "agent-bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    for name, target in [("claude", HOOKED_AGENT), ("clippy-ctl", CTL)]:
+        link = os.path.join(bin_dir, name)
+        if not os.path.lexists(link):
+            os.symlink(target, link)
+    return bin_dir
+
+
+async def spawn_idle(srv, args):
+    """spawn_session, checked, and its first prompt waited for; the result."""
+    spawned = await srv.ok("spawn_session", args)
+    check(isinstance(spawned["session"], str) and spawned["session"], "a session id")
+    equal(spawned["name"], args.get("name"), "the name it was given")
+    equal(spawned["status"]["session"], spawned["session"], "its status is its own")
+    await srv.ok("wait_prompt", {"session": spawned["session"], "from": 0, "timeout_ms": WAIT_MS})
+    return spawned
+
+
+async def ask(srv, session, text):
+    """send + wait_prompt from the cursor before it: the turn_id of the turn that answered."""
+    cursor = (await srv.status(session))["resume_cursor"]
+    await srv.ok("send", {"session": session, "text": text, "enter": True})
+    done = await srv.ok(
+        "wait_prompt", {"session": session, "from": cursor, "timeout_ms": WAIT_MS}
+    )
+    check(done.get("turn_id"), f"wait_prompt names the turn that answered {text!r}")
+    return done
+
+
+async def scenario_orchestrate():
+    check(HOOKED_AGENT and os.path.exists(HOOKED_AGENT), f"the hooked agent: {HOOKED_AGENT!r}")
+    bin_dir = agent_bin()
+    async with connect("orchestrate") as srv:
+        check("spawn_session" in srv.init.instructions, "the instructions teach spawn_session")
+        check("answer" in srv.init.instructions, "and answering a waiting agent")
+
+        # Two sessions started through MCP: the hooked agent (words, env, size) and bash (one
+        # command line, shell integration).
+        agent = await spawn_idle(
+            srv,
+            {
+                "command": [os.path.join(bin_dir, "claude")],
+                "name": "agent",
+                "cwd": HOME,
+                "env": {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"},
+                "size": {"cols": 100, "rows": 30},
+            },
+        )
+        sh = await spawn_idle(
+            srv,
+            {
+                "command": "bash --norc --noprofile",
+                "name": "sh",
+                "cwd": HOME,
+                "env": {"ORCH_MARK": "on"},
+                "shell_integration": True,
+            },
+        )
+        report("spawned", {"agent": agent["session"], "sh": sh["session"]})
+        screen = await srv.ok("screen", {"session": "agent"})
+        equal((screen["cols"], screen["rows"]), (100, 30), "the size asked for")
+        listed = {s["name"]: s for s in (await srv.ok("list_sessions", {}))["sessions"]}
+        check({"agent", "sh"} <= set(listed), f"both are listed: {sorted(listed)}")
+        equal(listed["sh"]["command"], ["bash", "--norc", "--noprofile"], "the line's words")
+        pwd = await srv.exec("sh", "pwd")
+        equal(pwd["output"], real(HOME), "cwd is the folder asked for")
+        mark = await srv.exec("sh", "echo mark=$ORCH_MARK")
+        equal(mark["output"], "mark=on", "the env asked for")
+
+        # Driven from the orchestrator's side: send, wait_prompt, get_turn (the agent's own
+        # message through its hooks, and the screen's text).
+        done = await ask(srv, "agent", "summarise the plan")
+        message = await srv.ok("get_turn", {"turn_id": done["turn_id"], "format": "message"})
+        equal(message["content"], "Read **18** characters.\n\nThat is all.", "the message")
+        text = await srv.ok("get_turn", {"turn_id": done["turn_id"]})
+        check("Read 18 characters." in text["content"], f"the text: {text['content']!r}")
+
+        # A permission wait: the agent asks; status shows what for.
+        cursor = (await srv.status("agent"))["resume_cursor"]
+        await srv.ok("send", {"session": "agent", "text": "perm", "enter": True})
+        waiting = await srv.poll(
+            "the agent waits for a permission",
+            "status",
+            {"session": "agent"},
+            lambda v: v["status"].get("waiting"),
+        )
+        report("waiting", waiting["status"]["waiting"])
+        # ---- ANSWER STEP (for the lead, once the `answer` tool lands) --------------------
+        # Replace the `send` below with:
+        #   await srv.ok("answer", {"session": "agent", "decision": "allow",
+        #                           "id": waiting["status"]["waiting"]["id"]})
+        # and check the turn's message says the tool was allowed, that a second answer gets
+        # reason not_waiting, and a stale id stale_answer. Until then the key is typed.
+        await srv.ok("send", {"session": "agent", "text": "y", "enter": True})
+        # ---- end of the ANSWER STEP ----------------------------------------------------------
+        done = await srv.ok(
+            "wait_prompt", {"session": "agent", "from": cursor, "timeout_ms": WAIT_MS}
+        )
+        message = await srv.ok("get_turn", {"turn_id": done["turn_id"], "format": "message"})
+        equal(message["content"], "You answered y.", "the agent went on")
+        await srv.poll(
+            "the wait is over",
+            "status",
+            {"session": "agent"},
+            lambda v: not v["status"].get("waiting"),
+        )
+
+        # Gated handoffs from the shell to the agent (what sh prints is the agent's next
+        # prompt): one approved, one denied.
+        route = (
+            await srv.ok(
+                "route_add", {"from": "sh", "to": "agent", "gated": True, "template": "{turn}"}
+            )
+        )["route"]
+        equal(route["gated"], True, "a gated route")
+
+        async def parked(turn_id):
+            inbox = await srv.poll(
+                f"the handoff of {turn_id} awaits approval",
+                "inbox",
+                {"session": "agent"},
+                lambda v: any(i["turn_id"] == turn_id for i in v["items"]),
+            )
+            equal(inbox["session"], agent["session"], "the inbox's session")
+            item = next(i for i in inbox["items"] if i["turn_id"] == turn_id)
+            equal(item["state"], "awaiting_approval", "gated")
+            check(item["approval"], "an approval id")
+            return item["approval"]
+
+        agent_last = (await srv.ok("list_turns", {"session": "agent", "limit": 1}))["turns"][0]
+        first = await srv.exec("sh", "echo handoff-alpha")
+        approval = await parked(first["turn_id"])
+        approved = await srv.ok("approve", {"approval": approval})
+        equal((approved["approval"], approved["approved"]), (approval, True), "approved")
+        handed = await new_turn(srv, "agent", agent_last["turn_id"])
+        message = await srv.ok("get_turn", {"turn_id": handed["turn_id"], "format": "message"})
+        equal(
+            message["content"],
+            "Read **13** characters.\n\nThat is all.",
+            "the approved handoff was the agent's prompt",
+        )
+        await srv.fails("approve", {"approval": approval}, "approval_not_found")
+
+        second = await srv.exec("sh", "echo handoff-beta")
+        approval = await parked(second["turn_id"])
+        denied = await srv.ok("deny", {"approval": approval})
+        equal((denied["approval"], denied["denied"]), (approval, True), "denied")
+        inbox = await srv.ok("inbox", {"session": "agent"})
+        equal(inbox["items"], [], "nothing waits for the agent any more")
+        await srv.fails("deny", {"approval": approval}, "approval_not_found")
+        resolved = await srv.poll(
+            "both approvals resolved",
+            "events_since",
+            {"types": ["approval.resolved"], "limit": 1000},
+            lambda v: len(v["events"]) >= 2,
+        )
+        equal(
+            [e["reason"] for e in resolved["events"]],
+            ["approved", "denied"],
+            "approval.resolved reasons",
+        )
+        await srv.ok("route_remove", {"route": route["route"]})
+        after = await ask(srv, "agent", "after deny")
+        listed = (await srv.ok("list_turns", {"session": "agent", "limit": 2}))["turns"]
+        equal(
+            [t["turn_id"] for t in listed],
+            [after["turn_id"], handed["turn_id"]],
+            "no turn of the denied handoff in the agent",
+        )
+
+        # history: the agent's turns, newest first, and the time filters.
+        history = await srv.poll(
+            "the agent's turns in the history store",
+            "history",
+            {"session": "agent"},
+            lambda v: any(t["turn_id"] == after["turn_id"] for t in v["turns"]),
+        )
+        ids = [t["turn_id"] for t in history["turns"]]
+        check({handed["turn_id"], after["turn_id"]} <= set(ids), f"the agent's turns: {ids}")
+        stamps = [t["timestamp"] for t in history["turns"]]
+        equal(stamps, sorted(stamps, reverse=True), "newest first")
+        check(all(t["session"] == agent["session"] for t in history["turns"]), "its own")
+        recent = await srv.ok("history", {"since": "1h", "limit": 2})
+        equal(len(recent["turns"]), 2, "limit 2")
+        old = await srv.ok("history", {"until": "2000-01-01"})
+        equal(old["turns"], [], "nothing before 2000")
+
+        # search_history: a word only one turn has.
+        found = await srv.exec("sh", "echo zebraquokka")
+        hits = await srv.poll(
+            "the turn with the word, found",
+            "search_history",
+            {"query": "zebraquokka", "session": "sh"},
+            lambda v: any(h["turn_id"] == found["turn_id"] for h in v["hits"]),
+        )
+        hit = next(h for h in hits["hits"] if h["turn_id"] == found["turn_id"])
+        check("[zebraquokka]" in hit["snippet"], f"the snippet marks the word: {hit!r}")
+        equal((hit["session"], hit["name"]), (sh["session"], "sh"), "the hit's session")
+        equal(hits["query"], "zebraquokka", "the query")
+        none = await srv.ok("search_history", {"query": "zebraquokka", "until": "2000-01-01"})
+        equal(none["hits"], [], "nothing that old")
+        report("found", found["turn_id"])
+
+        # Arguments refused, each naming what is wrong.
+        for args, field in [
+            ({"command": []}, "command"),
+            ({"command": ""}, "command"),
+            ({"command": "echo 'open"}, "command"),
+            ({"command": ["bash"], "size": {"cols": 0, "rows": 10}}, "size"),
+            ({"command": ["bash"], "env": {"A=B": "x"}}, "env"),
+            ({"command": ["bash"], "env": {"XDG_RUNTIME_DIR": "/tmp"}}, "env"),
+            ({"command": ["bash"], "name": " "}, "name"),
+        ]:
+            failed = await srv.fails("spawn_session", args, "invalid_argument")
+            check(field in failed["message"], f"{failed['message']!r} names {field}")
+        failed = await srv.fails(
+            "spawn_session",
+            {"command": ["bash"], "cwd": os.path.join(DIR, "no-such-folder")},
+            "invalid_argument",
+        )
+        check("no-such-folder" in failed["message"], "the folder is named")
+        # What clippy-session itself refuses: a program that does not run, an unknown preset.
+        failed = await srv.fails(
+            "spawn_session", {"command": ["/nonexistent/program"]}, "invalid_argument"
+        )
+        check("/nonexistent/program" in failed["message"], "the program is named")
+        failed = await srv.fails(
+            "spawn_session", {"command": ["bash"], "preset": "nosuch"}, "invalid_argument"
+        )
+        check("nosuch" in failed["message"], "the preset is named")
+        for tool, args, field in [
+            ("history", {"since": "yesterday"}, "since"),
+            ("history", {"until": "2026-02-30"}, "until"),
+            ("search_history", {"query": "x", "since": "soon"}, "since"),
+            ("search_history", {"query": "  "}, "query"),
+            ("history", {"limit": 0}, "limit"),
+        ]:
+            failed = await srv.fails(tool, args, "invalid_argument")
+            check(field in failed["message"], f"{failed['message']!r} names {field}")
+        failed = await srv.fails("history", {"since": "1h", "until": "2h"}, "invalid_argument")
+        check("not before" in failed["message"], failed["message"])
+        await srv.fails("inbox", {"session": "no-such-session"}, "session_not_found")
+        await srv.fails("approve", {"approval": "a999"}, "approval_not_found")
+        await srv.fails("deny", {"approval": "a999"}, "approval_not_found")
+
+
+# ---------------------------------------------------------------------------------------------
 
 SCENARIOS = {
     "tools": scenario_tools,
@@ -1271,6 +1536,7 @@ SCENARIOS = {
     "wrong_types": scenario_wrong_types,
     "routes_events": scenario_routes_events,
     "resources": scenario_resources,
+    "orchestrate": scenario_orchestrate,
 }
 
 

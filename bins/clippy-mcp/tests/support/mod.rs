@@ -59,6 +59,11 @@ pub fn guess_program() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/guess.py")
 }
 
+/// The test agent that runs the hooks `clippy-session` wires (Claude Code's, as `claude`).
+pub fn hooked_agent() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../clippy-session/tests/programs/hooked_agent.py")
+}
+
 /// The test cannot run here: says so on stderr (which libtest does not capture), or fails where
 /// [`REQUIRE`] is 1.
 pub fn skip(reason: &str) {
@@ -252,6 +257,7 @@ impl Fixture {
             .env("CLIPPY_TEST_DIR", self.dir.path())
             .env("CLIPPY_TEST_PYTHON", &self.python)
             .env("CLIPPY_TEST_GUESS", guess_program())
+            .env("CLIPPY_TEST_HOOKED_AGENT", hooked_agent())
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
