@@ -233,6 +233,17 @@ pub enum Command {
     Hotkeys(BindingArgs),
     /// Print the tmux bind-key lines that capture and paste with the focused pane's session.
     TmuxBindings(BindingArgs),
+    /// Tell a person when an agent waits or a turn completes: desktop notifications, a
+    /// terminal bell, and a line each on stdout, as it happens.
+    ///
+    /// Follows the broker's events (`session.waiting`, `turn.completed`) of the SESSIONs named
+    /// (names, ids or id prefixes; every session when none), each a desktop notification (a
+    /// wait stays until dismissed) unless --no-desktop, a bell (BEL on stderr) with --bell,
+    /// and a line on stdout (with --json: a JSON object). Turns are rate-limited (--burst,
+    /// --interval-ms); the ones held back are summed up in one notice. A wait is always told.
+    /// Runs until SIGINT or SIGTERM (exit 0); when the broker goes away it says so on stderr
+    /// and follows the next one.
+    Notify(NotifyArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -461,6 +472,44 @@ pub struct SpawnArgs {
     /// The command to run, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// `notify`'s arguments.
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    /// Sessions to follow (names, ids or id prefixes) [default: every session].
+    #[arg(value_name = "SESSION")]
+    pub sessions: Vec<String>,
+    /// What to tell: `waiting` (an agent waits for the person), `turn` (a turn completed).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "WHAT",
+        default_value = "waiting,turn"
+    )]
+    pub on: Vec<NotifyOn>,
+    /// Ring the terminal bell (BEL on stderr) with each notice.
+    #[arg(long)]
+    pub bell: bool,
+    /// No desktop notifications (only the lines, and the bell with --bell).
+    #[arg(long)]
+    pub no_desktop: bool,
+    /// Turn notices told at once before the rate limit holds them back.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: u32,
+    /// One more turn notice allowed per this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval_ms: u64,
+}
+
+/// What `notify` tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyOn {
+    /// An agent waits for the person (`session.waiting`).
+    Waiting,
+    /// A turn completed (`turn.completed`).
+    Turn,
 }
 
 fn parse_env(text: &str) -> Result<(String, String), String> {

@@ -338,8 +338,9 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         | Command::Hooks(_)
         | Command::Spawn(_)
         | Command::Attach { .. }
-        | Command::Detach { .. } => Err(CtlError::Usage(
-            "hook, hooks, spawn, attach and detach are run by main, not here".into(),
+        | Command::Detach { .. }
+        | Command::Notify(_) => Err(CtlError::Usage(
+            "hook, hooks, spawn, attach, detach and notify are run by main, not here".into(),
         )),
     }
 }

@@ -17,6 +17,7 @@ mod exit;
 mod focus;
 mod history;
 mod hotkeys;
+mod notify;
 mod output;
 mod routing;
 mod spawn;
@@ -56,6 +57,16 @@ fn main() -> ExitCode {
     if let cli::Command::Hooks(command) = &cli.command {
         let (written, exit) = agent_hooks::hooks(command, cli.json, &mut out, &mut err);
         return finish(written, exit);
+    }
+    // `notify` streams notices until a signal, as `events --follow` streams events.
+    if let cli::Command::Notify(args) = &cli.command {
+        return match notify::run(&cli, args, &mut out, &mut err) {
+            Ok(()) => finish(Ok(()), Exit::Ok),
+            Err(error) => {
+                let written = output::render_error(&error, cli.json, &mut out, &mut err);
+                finish(written, exit::exit_code(&error))
+            }
+        };
     }
     if cli.notify && !cli.json {
         return notified(&cli);

@@ -502,3 +502,125 @@ fn hotkeys_report_every_outcome_as_a_desktop_notification() {
         report(&bus)
     );
 }
+
+/// `clippy-ctl notify` (issue 30) on the same private bus: a turn of a bash session and a
+/// permission wait of the hooked test agent (as Claude Code, its hooks wired) each arrive as a
+/// `Notify` call dunst answers — the turn normal with its first line, the wait critical with the
+/// tool and its input.
+#[test]
+fn notify_turns_a_turn_and_a_wait_into_desktop_notifications() {
+    if !cfg!(feature = "notify") {
+        desktop::skip("clippy-ctl is built without its `notify` feature");
+        return;
+    }
+    if !desktop::tools_present(&["Xvfb", "openbox", "dbus-daemon", "dbus-monitor", "dunst"]) {
+        return;
+    }
+    let dir = TempDir::with_runtime("notify-desktop");
+    let display = Display::start(&dir);
+    let bus = Bus::start(&dir);
+    let _dunst = bus.dunst(&dir, &display);
+    let _broker = desktop::broker(&dir, &[]);
+    let ok = |env: &[(&str, &str)], args: &[&str]| {
+        let out = desktop::ctl(&dir, env, args);
+        assert!(out.status.success(), "clippy-ctl {args:?}: {out:?}");
+        out.stdout
+    };
+    let bin = dir.join("agent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../clippy-session/tests/programs/hooked_agent.py");
+    std::os::unix::fs::symlink(agent, bin.join("claude")).unwrap();
+    std::os::unix::fs::symlink(desktop::ctl_bin(), bin.join("clippy-ctl")).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let claude = bin.join("claude").display().to_string();
+    let mut programs = Vec::new();
+    for (name, env, command) in [
+        (
+            "agent",
+            vec![("PATH", path.as_str())],
+            vec![claude.as_str()],
+        ),
+        ("sh", vec![], vec!["bash", "--norc", "--noprofile"]),
+    ] {
+        let mut args = vec!["--timeout", "30000", "spawn", "--name", name];
+        if name == "sh" {
+            args.push("--shell-integration");
+        }
+        args.push("--");
+        args.extend(command);
+        ok(&env, &args);
+        ok(
+            &[],
+            &["--timeout", "30000", "wait-prompt", name, "--from", "0"],
+        );
+        let status: serde_json::Value =
+            serde_json::from_slice(&ok(&[], &["--json", "status", name])).unwrap();
+        programs.push(status["session_status"]["pid"].as_i64().unwrap());
+    }
+    let _programs = KillGroups(programs);
+
+    let log = dir.join("notify.log");
+    let mut command = Command::new(desktop::ctl_bin());
+    base_env(&mut command, &dir);
+    command
+        .env("DISPLAY", &display.name)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .args(["notify", "sh", "agent"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut notify = Proc::spawn("clippy-ctl notify", &mut command);
+    let said = || String::from_utf8_lossy(&read(&log)).into_owned();
+    wait_for("notify to follow the broker", || {
+        said().contains("following ").then_some(())
+    });
+    let report = |bus: &Bus| {
+        format!(
+            "\n--- notifications ---\n{:#?}\n--- clippy-ctl notify ---\n{}\n--- dunst ---\n{}",
+            bus.notifications(),
+            said(),
+            String::from_utf8_lossy(&read(&dir.join("dunst.log"))),
+        )
+    };
+
+    ok(&[], &["--timeout", "30000", "exec", "sh", "echo desk-turn"]);
+    let note = bus.nth(1, "sh's turn", || report(&bus));
+    assert_eq!(note.app, "clippy", "{}", report(&bus));
+    assert_eq!(note.summary, "sh finished a turn", "{}", report(&bus));
+    assert_eq!(note.body, "desk-turn", "{}", report(&bus));
+    assert_eq!((note.urgency, note.timeout), NORMAL, "{}", report(&bus));
+
+    ok(&[], &["send", "agent", "perm", "--enter"]);
+    let note = bus.nth(2, "the agent's wait", || report(&bus));
+    assert_eq!(note.summary, "agent is waiting", "{}", report(&bus));
+    assert!(
+        note.body
+            .contains(r#"permission: Bash {\"command\":\"ls\"}"#)
+            || note.body.contains(r#"permission: Bash {"command":"ls"}"#),
+        "{}",
+        report(&bus)
+    );
+    assert_eq!((note.urgency, note.timeout), CRITICAL, "{}", report(&bus));
+    ok(&[], &["send", "agent", "y", "--enter"]);
+
+    notify.signal(nix::sys::signal::Signal::SIGINT);
+    let status = notify.wait();
+    assert!(status.success(), "{status}: {}", said());
+}
+
+/// Kills the sessions' programs (their process groups) when the test ends.
+struct KillGroups(Vec<i64>);
+
+impl Drop for KillGroups {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}

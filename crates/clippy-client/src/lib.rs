@@ -13,6 +13,8 @@
 //! - [`args`]: the argument checks every front end shares, written once; [`when`]: the times
 //!   `--since`/`--until` take (`2h`, an ISO-8601 date), with the clock passed in.
 //! - [`spawn()`]: a session started with no terminal, returned once the broker knows it.
+//! - [`notices`]: which events become notifications for a person (`clippy-ctl notify`), decided
+//!   with no I/O, rate-limited.
 //!
 //! Blocking, with no async runtime: a front end that has one runs these calls on its own
 //! threads. Only `clippy-proto` knows the wire encoding.
@@ -22,6 +24,7 @@
 pub mod args;
 mod connection;
 mod error;
+pub mod notices;
 pub mod ops;
 mod spawn;
 pub mod when;
