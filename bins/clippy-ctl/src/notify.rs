@@ -214,3 +214,58 @@ fn pause(stop: &AtomicBool, span: Duration) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command, NotifyArgs, NotifyOn};
+
+    fn parse(args: &[&str]) -> Result<NotifyArgs, clap::Error> {
+        let cli = Cli::try_parse_from(std::iter::once("clippy-ctl").chain(args.iter().copied()))?;
+        match cli.command {
+            Command::Notify(args) => Ok(args),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn notify_tells_waits_and_turns_of_every_session_by_default() {
+        let args = parse(&["notify"]).unwrap();
+        assert!(args.sessions.is_empty());
+        assert_eq!(args.on, [NotifyOn::Waiting, NotifyOn::Turn]);
+        assert!(!args.bell && !args.no_desktop);
+        assert_eq!((args.burst, args.interval_ms), (3, 10_000));
+    }
+
+    #[test]
+    fn notify_takes_sessions_kinds_and_limits() {
+        let args = parse(&[
+            "notify",
+            "coder",
+            "k3f9",
+            "--on",
+            "waiting",
+            "--bell",
+            "--no-desktop",
+            "--burst",
+            "5",
+            "--interval-ms",
+            "2000",
+        ])
+        .unwrap();
+        assert_eq!(args.sessions, ["coder", "k3f9"]);
+        assert_eq!(args.on, [NotifyOn::Waiting]);
+        assert!(args.bell && args.no_desktop);
+        assert_eq!((args.burst, args.interval_ms), (5, 2000));
+        let args = parse(&["notify", "--on", "turn,waiting"]).unwrap();
+        assert_eq!(args.on, [NotifyOn::Turn, NotifyOn::Waiting]);
+        for bad in [
+            &["notify", "--on", "exit"][..],
+            &["notify", "--burst", "0"],
+            &["notify", "--interval-ms", "0"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -232,3 +232,32 @@ fn notify_tells_turns_and_waits_rings_the_bell_follows_a_new_broker_and_ends_on_
     assert!(status.success(), "{status}: {}", text(&err));
     drop(broker);
 }
+
+/// With no broker yet, notify says it waits for one, follows it once it comes, and SIGTERM ends
+/// it with exit 0.
+#[test]
+fn notify_waits_for_a_broker_that_is_not_there_yet() {
+    let dir = TempDir::with_runtime("notify-later");
+    let mut command = Command::new(ctl_bin());
+    base_env(&mut command, &dir);
+    command
+        .args(["notify", "--no-desktop"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut notify = Proc::spawn("clippy-ctl notify", &mut command);
+    let _out = collect(notify.child.stdout.take().unwrap());
+    let err = collect(notify.child.stderr.take().unwrap());
+    wait_for("notify to say it waits", || {
+        text(&err).contains("waiting for one").then_some(())
+    });
+    let _broker = desktop::broker(&dir, &[]);
+    wait_for("notify to follow the broker once it is there", || {
+        text(&err)
+            .contains("following session.waiting")
+            .then_some(())
+    });
+    notify.signal(Signal::SIGTERM);
+    let status = notify.wait();
+    assert!(status.success(), "{status}: {}", text(&err));
+}
