@@ -976,6 +976,48 @@ mod tests {
         assert_eq!(value["data"], "ok");
     }
 
+    fn refused(result: Result<impl std::fmt::Debug, Refusal>) -> String {
+        match result {
+            Err(Refusal::Argument(message)) => message,
+            other => panic!("not an argument refusal: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn times_are_read_as_the_cli_reads_them_and_a_bad_one_is_named() {
+        let range = time_range(Some("2026-11-26"), Some("1795687200000")).expect("two times");
+        assert_eq!(range.since(), Some(1_795_651_200_000));
+        assert_eq!(range.until(), Some(1_795_687_200_000));
+        let ago = time_range(Some("2h"), None).expect("a time ago");
+        assert!(
+            ago.since()
+                .is_some_and(|at| at < clippy_proto::unix_ms_now())
+        );
+        let said = refused(time_range(Some("yesterday"), None));
+        assert!(said.starts_with("invalid argument `since`: "), "{said}");
+        let said = refused(time_range(None, Some("2026-02-30")));
+        assert!(
+            said.contains("`until`") && said.contains("no day 30"),
+            "{said}"
+        );
+        assert!(matches!(
+            time_range(Some("1h"), Some("2h")),
+            Err(Refusal::Client(ClientError::Argument(
+                ArgumentError::EmptyRange { .. }
+            )))
+        ));
+        assert_eq!(at_least_one(Some(2)).ok(), Some(Some(2)));
+        assert!(refused(at_least_one(Some(0))).contains("`limit`"));
+    }
+
+    #[test]
+    fn a_spawn_failure_and_an_unsupported_socket_have_their_reasons() {
+        let value = Refusal::Client(ClientError::Spawn("it died".into())).into_json();
+        assert_eq!(value["reason"], "spawn_failed");
+        let value = Refusal::Unsupported("no".into()).into_json();
+        assert_eq!(value["reason"], "unsupported");
+    }
+
     #[test]
     fn a_timeout_keeps_its_resume_cursor() {
         let value = Refusal::Client(ClientError::Broker {

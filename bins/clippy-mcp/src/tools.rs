@@ -737,6 +737,47 @@ mod tests {
         assert_eq!(names.len(), ENTRIES.len(), "names are unique");
     }
 
+    fn required(name: &str) -> Vec<String> {
+        let tool = catalogue()
+            .into_iter()
+            .find(|tool| tool.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        let mut required: Vec<String> = tool
+            .input_schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        required.sort_unstable();
+        required
+    }
+
+    #[test]
+    fn the_orchestration_tools_require_what_they_cannot_do_without() {
+        assert!(
+            required("spawn_session").is_empty(),
+            "command may be left to the shell"
+        );
+        assert!(required("history").is_empty());
+        assert_eq!(required("search_history"), ["query"]);
+        assert_eq!(required("inbox"), ["session"]);
+        assert_eq!(required("approve"), ["approval"]);
+        assert_eq!(required("deny"), ["approval"]);
+        let spawn = catalogue()
+            .into_iter()
+            .find(|tool| tool.name == "spawn_session")
+            .expect("spawn_session");
+        let schema = serde_json::Value::Object((*spawn.input_schema).clone()).to_string();
+        for field in ["command", "name", "cwd", "env", "size", "timeout_ms"] {
+            assert!(
+                schema.contains(&format!("\"{field}\"")),
+                "{field}: {schema}"
+            );
+        }
+    }
+
     #[test]
     fn schemas_say_which_arguments_are_required() {
         let tool = catalogue()
