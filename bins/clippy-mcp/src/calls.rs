@@ -1011,6 +1011,33 @@ mod tests {
     }
 
     #[test]
+    fn a_session_is_pointed_at_the_runtime_folder_of_the_broker_it_must_register_with() {
+        let limits = Limits {
+            max_reply_bytes: 1024,
+            submit_delay: Duration::ZERO,
+        };
+        let runtime_of = |socket: &str| {
+            let bridge = Bridge::new(Some(std::path::Path::new(socket)), Duration::from_secs(1))
+                .expect("an explicit socket");
+            let call = Call {
+                bridge: &bridge,
+                limits: &limits,
+                args: JsonObject::new(),
+            };
+            call.runtime_dir()
+        };
+        assert_eq!(
+            runtime_of("/elsewhere/run/clippy/broker.sock").ok(),
+            Some(Some("/elsewhere/run".into()))
+        );
+        let said = match runtime_of("/tmp/other.sock") {
+            Err(Refusal::Unsupported(said)) => said,
+            other => panic!("{other:?}"),
+        };
+        assert!(said.contains("/tmp/other.sock"), "{said}");
+    }
+
+    #[test]
     fn a_spawn_failure_and_an_unsupported_socket_have_their_reasons() {
         let value = Refusal::Client(ClientError::Spawn("it died".into())).into_json();
         assert_eq!(value["reason"], "spawn_failed");
