@@ -173,6 +173,22 @@ pub enum Command {
         #[arg(long, value_name = "N", default_value_t = 0)]
         history: u32,
     },
+    /// Answer the permission request a session waits on, with its dialog's own keys: allow
+    /// (once), deny, or always (the agent's "don't ask again" choice, where it has one).
+    Answer {
+        /// Session id, unique id prefix, or name.
+        session: String,
+        /// allow, deny or always.
+        #[arg(value_enum)]
+        decision: DecisionArg,
+        /// Why, for deny: typed into the agent's own field where its dialog offers one
+        /// (CONTRACTS/HOOKS.md).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        /// The wait to answer (`status`'s waiting id) [default: the current one].
+        #[arg(long = "id", value_name = "WAITING_ID")]
+        waiting_id: Option<u64>,
+    },
     /// The spool commands.
     #[command(flatten)]
     Spool(SpoolCommand),
@@ -766,5 +782,26 @@ mod tests {
     #[test]
     fn zero_timeout_is_refused() {
         assert!(Cli::try_parse_from(["clippy-ctl", "--timeout", "0", "status"]).is_err());
+    }
+}
+
+/// `answer`'s decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecisionArg {
+    /// Let the tool run, this once.
+    Allow,
+    /// Refuse it.
+    Deny,
+    /// Let it run and stop asking (the agent's own "don't ask again" choice).
+    Always,
+}
+
+impl From<DecisionArg> for clippy_proto::Decision {
+    fn from(arg: DecisionArg) -> Self {
+        match arg {
+            DecisionArg::Allow => Self::Allow,
+            DecisionArg::Deny => Self::Deny,
+            DecisionArg::Always => Self::Always,
+        }
     }
 }

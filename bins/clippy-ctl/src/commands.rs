@@ -114,6 +114,8 @@ pub enum Report {
     Routes(Vec<RouteInfo>),
     /// `route rm`.
     RouteRemoved(String),
+    /// `answer`.
+    Answered(clippy_client::Answered),
     /// `inbox`.
     Inbox {
         /// The session id.
@@ -321,6 +323,18 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         ) => crate::spool::run(command, timeout, &|| connect_starting(cli)),
         Command::Spool(command) => crate::spool::run(command, timeout, &connect),
         Command::Route(command) => crate::routing::route(command, &connect),
+        Command::Answer {
+            session,
+            decision,
+            reason,
+            waiting_id,
+        } => answer(
+            &connect,
+            session,
+            (*decision).into(),
+            reason.clone(),
+            *waiting_id,
+        ),
         Command::Inbox { session } => crate::routing::inbox(&connect, session),
         Command::Approve { approval, edit } => {
             crate::routing::resolve(&connect, approval, true, edit.as_deref())
@@ -537,4 +551,31 @@ mod tests {
         );
         assert_eq!(title_first("no title\n"), "no title\n");
     }
+}
+
+/// `answer`: the wait named, else the session's current one as the broker knows it (so an
+/// answer meant for this dialog never reaches the next one: the wrapper refuses it as stale).
+fn answer(
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
+    session: &str,
+    decision: clippy_proto::Decision,
+    reason: Option<String>,
+    waiting_id: Option<u64>,
+) -> Result<Report, CtlError> {
+    let mut broker = connect()?;
+    let waiting_id = match waiting_id {
+        Some(id) => Some(id),
+        None => broker
+            .session_status(session)?
+            .waiting
+            .map(|waiting| waiting.id),
+    };
+    let answered = broker.answer(&clippy_client::Answer {
+        session: session.to_owned(),
+        decision,
+        reason,
+        waiting_id,
+        by: Some("clippy-ctl".into()),
+    })?;
+    Ok(Report::Answered(answered))
 }

@@ -135,6 +135,14 @@ pub fn render(
         Report::Sent { session, bytes } => {
             writeln!(out, "sent {bytes} bytes to {}", clean(session))
         }
+        Report::Answered(answered) => writeln!(
+            out,
+            "answered wait #{} of {} ({}): {}",
+            answered.waiting_id,
+            clean(&answered.session),
+            answered.decision.as_str(),
+            clean(&answered.message)
+        ),
         Report::Executed(executed) => {
             out.write_all(executed.output.as_bytes())?;
             if !executed.output.is_empty() && !executed.output.ends_with('\n') {
@@ -467,6 +475,14 @@ pub fn event_line(e: &EventRecord) -> String {
     if let Some(input) = &e.input {
         parts.push(shorten(&clean(input), TOOL_INPUT_WIDTH));
     }
+    if let Some(id) = e.waiting_id {
+        parts.push(format!("wait #{id}"));
+    }
+    for (label, value) in [("", e.decision.as_deref()), ("by ", e.by.as_deref())] {
+        if let Some(value) = value {
+            parts.push(format!("{label}{}", clean(value)));
+        }
+    }
     if let Some(bytes) = e.byte_length {
         parts.push(format!("{bytes} bytes"));
     }
@@ -668,6 +684,12 @@ fn report_json(report: &Report) -> Value {
         Report::Sent { session, bytes } => {
             json!({ "sent": { "session": session, "bytes": bytes } })
         }
+        Report::Answered(answered) => json!({ "answered": {
+            "session": answered.session,
+            "waiting_id": answered.waiting_id,
+            "decision": answered.decision.as_str(),
+            "message": answered.message,
+        }}),
         Report::Executed(executed) => json!({
             "turn_id": executed.turn_id,
             "output": executed.output,
@@ -846,6 +868,9 @@ fn exit_text(e: &SessionExit) -> String {
 /// the tool and its input when given, the agent's own sentence when given.
 fn waiting_text(w: &WaitingState) -> String {
     let mut text = clean(&w.kind);
+    if w.id > 0 {
+        text.push_str(&format!(" #{}", w.id));
+    }
     match (&w.tool, &w.input) {
         (Some(tool), Some(input)) => text.push_str(&format!(
             " ({}: {})",
@@ -892,6 +917,7 @@ fn session_json(s: &SessionSummary) -> Value {
         "preset": s.preset,
         "bracketed_paste": s.bracketed_paste,
         "waiting": s.waiting,
+        "waiting_id": s.waiting_id,
     })
 }
 
@@ -933,7 +959,11 @@ fn sessions_table(out: &mut dyn Write, sessions: &[SessionSummary]) -> io::Resul
             if s.connected { "yes" } else { "no" }.into(),
             s.turns.to_string(),
             s.last_turn_id.as_deref().map_or_else(|| "-".into(), clean),
-            s.waiting.as_deref().map_or_else(|| "-".into(), clean),
+            match (&s.waiting, s.waiting_id) {
+                (Some(kind), Some(id)) => format!("{} #{id}", clean(kind)),
+                (Some(kind), None) => clean(kind),
+                (None, _) => "-".into(),
+            },
             clean(&shell_words(&s.command)),
         ]
     });
@@ -1291,6 +1321,7 @@ mod tests {
         );
 
         state.waiting = Some(WaitingState {
+            id: 3,
             kind: "permission".into(),
             tool: Some("Bash".into()),
             input: Some(r#"{"command":"ls"}"#.into()),
@@ -1299,7 +1330,7 @@ mod tests {
         });
         let out = status_text(&state);
         assert!(
-            out.contains("\nwaiting:        permission (Bash: {\"command\":\"ls\"})\nhooks:"),
+            out.contains("\nwaiting:        permission #3 (Bash: {\"command\":\"ls\"})\nhooks:"),
             "{out}"
         );
         // The lines come after cwd, before waits.
@@ -1307,6 +1338,7 @@ mod tests {
         assert!(at("\ncwd:") < at("\nwaiting:") && at("\nhooks:") < at("\nwaits:"));
 
         state.waiting = Some(WaitingState {
+            id: 0,
             kind: "question".into(),
             tool: None,
             input: None,
@@ -1368,17 +1400,19 @@ mod tests {
             last_turn_id: None,
             bracketed_paste: false,
             waiting: waiting.map(Into::into),
+            waiting_id: waiting.map(|_| 2),
         };
         let report = Report::Sessions(vec![session("a", Some("permission")), session("b", None)]);
         let (_, out) = human(&report);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "ID  NAME  PID  CONNECTED  TURNS  LAST TURN  WAITING     COMMAND\n\
-             a   -     1    yes        0      -          permission  claude\n\
-             b   -     1    yes        0      -          -           claude\n"
+            "ID  NAME  PID  CONNECTED  TURNS  LAST TURN  WAITING        COMMAND\n\
+             a   -     1    yes        0      -          permission #2  claude\n\
+             b   -     1    yes        0      -          -              claude\n"
         );
         let json = json_of(&report);
         assert_eq!(json["sessions"][0]["waiting"], "permission");
+        assert_eq!(json["sessions"][0]["waiting_id"], 2);
         assert_eq!(json["sessions"][1]["waiting"], Value::Null);
     }
 

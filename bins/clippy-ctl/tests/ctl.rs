@@ -48,6 +48,7 @@ fn a_session_listed_as_disconnected_says_no() {
             last_turn_id: None,
             bracketed_paste: false,
             waiting: None,
+            waiting_id: None,
         }],
     );
     let table = Ctl::new(&dir)
@@ -1109,6 +1110,7 @@ fn against_the_real_broker() {
     // The wrapper reports the agent waiting for permission, and its hooks' counters.
     wrapper.progress(Progress {
         waiting: Some(WaitingState {
+            id: 1,
             kind: "permission".into(),
             tool: Some("Bash".into()),
             input: Some(ALPHA_INPUT.into()),

@@ -217,6 +217,11 @@ impl BrokerLink {
             .update(|link| link.outbox.screen(request, screen));
     }
 
+    /// Reports on the broker's `answer_request`.
+    pub fn answer(&mut self, report: clippy_wrapper::tap::AnswerReport) {
+        self.shared.update(|link| link.outbox.answer(report));
+    }
+
     /// Says goodbye: the session ended, its command as `exit` says. Waits (a little) for the
     /// goodbye to be written.
     pub fn deregister(&mut self, exit: ExitReport) {

@@ -255,6 +255,7 @@ pub fn run(
         terminal: !options.detached,
         attach_unread: Vec::new(),
         injected: inject_rx,
+        human_inputs: 0,
         from_tap: from_tap_rx,
         handover: Handover::new(Instant::now()),
         pending_input: VecDeque::new(),
@@ -361,6 +362,9 @@ struct Session {
     attach_unread: Vec<u64>,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
     injected: std::sync::mpsc::Receiver<LoopCommand>,
+    /// Chunks of a person's input (`Tapped::Input` with `human`) handed to the tap: an answer's
+    /// keys are written only if none came since the tap decided on them.
+    human_inputs: u64,
     /// Screens the tap rendered for attached clients and a terminal's answers to the program,
     /// announced by the same waker.
     from_tap: std::sync::mpsc::Receiver<FromTap>,
@@ -591,10 +595,7 @@ impl Session {
         self.pending_input.extend(bytes);
         self.flush_input()?;
         self.flush_tap();
-        self.tap.send(Tapped::Input {
-            bytes: bytes.to_vec(),
-            human: true,
-        });
+        self.hand_human_input(bytes.to_vec());
         Ok(true)
     }
 
@@ -623,6 +624,11 @@ impl Session {
                     self.flush_tap();
                     self.tap.send(Tapped::Screen { request, history });
                 }
+                // Behind the output and input so far: the tap decides on the screen as it is.
+                LoopCommand::Answer(ask) => {
+                    self.flush_tap();
+                    self.tap.send(Tapped::Answer(ask));
+                }
             }
         }
         while let Ok(from_tap) = self.from_tap.try_recv() {
@@ -647,12 +653,36 @@ impl Session {
                 {
                     self.pending_input.extend(&replies);
                     self.flush_tap();
-                    self.tap.send(Tapped::Input {
-                        bytes: replies,
-                        human: true,
-                    });
+                    self.hand_human_input(replies);
                 }
                 FromTap::TerminalReplies(_) => {}
+                // The tap's answer to a dialog: written only if no person's input came since
+                // the tap decided (that input answered first, or changed the screen), and the
+                // tap hears which, before the keys themselves.
+                FromTap::AnswerKeys {
+                    request,
+                    keys,
+                    human_inputs,
+                } => {
+                    let written = human_inputs == self.human_inputs;
+                    self.flush_tap();
+                    self.tap.send(Tapped::AnswerWritten { request, written });
+                    if written {
+                        self.pending_input.extend(&keys);
+                        self.tap.send(Tapped::Input {
+                            bytes: keys,
+                            human: false,
+                        });
+                    }
+                }
+                FromTap::Type(keys) => {
+                    self.pending_input.extend(&keys);
+                    self.flush_tap();
+                    self.tap.send(Tapped::Input {
+                        bytes: keys,
+                        human: false,
+                    });
+                }
             }
         }
         self.flush_input()?;
@@ -714,10 +744,7 @@ impl Session {
                 HubAction::Input(data) => {
                     self.pending_input.extend(&data);
                     self.flush_tap();
-                    self.tap.send(Tapped::Input {
-                        bytes: data,
-                        human: true,
-                    });
+                    self.hand_human_input(data);
                     self.flush_input()?;
                 }
                 HubAction::Resize { cols, rows } => {
@@ -732,6 +759,12 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Hands a person's input (already queued for the child) to the tap, counted.
+    fn hand_human_input(&mut self, bytes: Vec<u8>) {
+        self.human_inputs += 1;
+        self.tap.send(Tapped::Input { bytes, human: true });
     }
 
     /// Hands the output gathered for the tap over to it.

@@ -53,6 +53,8 @@ pub enum SessionEvent {
         request: u64,
         screen: Box<ScreenData>,
     },
+    /// The report on an `answer_request`.
+    Answer(clippy_wrapper::tap::AnswerReport),
     /// The session is over: deregister (saying how the child ended, when it is known) and
     /// finish.
     Ended(Option<clippy_pty::ExitStatus>),
@@ -138,6 +140,8 @@ pub enum LoopCommand {
     Terminate,
     /// Report the screen (`screen_request` number `request`), after the output read so far.
     Screen { request: u64, history: u32 },
+    /// Answer the session's wait, after the output and input read so far.
+    Answer(clippy_wrapper::tap::AnswerAsk),
 }
 
 /// Where the broker's commands go: a channel to the loop, and the waker that makes it look.
@@ -292,6 +296,9 @@ impl Sink {
                         .injector
                         .pass(LoopCommand::Screen { request, history });
                 }
+                Some(SinkInput::Broker(FromBroker::Answer(ask))) => {
+                    self.options.injector.pass(LoopCommand::Answer(ask));
+                }
             }
         }
         // The turns still being rendered are reported before the session says goodbye.
@@ -396,6 +403,11 @@ impl Sink {
             SessionEvent::Screen { request, screen } => {
                 if let Some(link) = &mut self.link {
                     link.screen(request, *screen);
+                }
+            }
+            SessionEvent::Answer(report) => {
+                if let Some(link) = &mut self.link {
+                    link.answer(report);
                 }
             }
             SessionEvent::SpoolFailed(reason) => {

@@ -42,6 +42,15 @@ pub enum FromTap {
     /// attributes, …): written to it when nobody's terminal answers them (a detached session
     /// with no interactive client).
     TerminalReplies(Vec<u8>),
+    /// Write these keys to answer the dialog on screen if exactly `human_inputs` chunks of a
+    /// person's input were handed to the tap so far, and tell the tap whether they were.
+    AnswerKeys {
+        request: u64,
+        keys: Vec<u8>,
+        human_inputs: u64,
+    },
+    /// Type this at the agent's prompt, as injected input.
+    Type(Vec<u8>),
 }
 
 /// The tap's way back to the loop: a channel, and the loop's waker.
@@ -171,6 +180,17 @@ fn run(
                 TapOutput::TerminalReplies(replies) => {
                     to_loop.send(FromTap::TerminalReplies(replies));
                 }
+                TapOutput::AnswerKeys {
+                    request,
+                    keys,
+                    human_inputs,
+                } => to_loop.send(FromTap::AnswerKeys {
+                    request,
+                    keys,
+                    human_inputs,
+                }),
+                TapOutput::Type(keys) => to_loop.send(FromTap::Type(keys)),
+                TapOutput::Answer(report) => events.send(SessionEvent::Answer(report)),
             }
         }
     };

@@ -9,7 +9,7 @@
 //! wrapper's mode as before. The events are for whoever watches (a desktop notifier, an
 //! orchestrator that answers permission prompts).
 
-use clippy_proto::{EventRecord, WaitingState};
+use clippy_proto::{AnswerRecord, EventRecord, WaitingState};
 
 use super::{Action, Level, State};
 
@@ -61,6 +61,7 @@ impl State {
                 tool: now.tool.clone(),
                 input: now.input.as_deref().map(event_input),
                 message: now.message.clone(),
+                waiting_id: Some(now.id),
                 ..EventRecord::default()
             },
             (Some(before), None) => EventRecord {
@@ -69,9 +70,39 @@ impl State {
                 name,
                 reason: Some(before.kind),
                 tool: before.tool,
+                waiting_id: Some(before.id),
                 ..EventRecord::default()
             },
             _ => return,
+        };
+        self.emit(record, out);
+    }
+
+    /// A `progress` report of `session` replaced its latest answer `before`: emit
+    /// `session.answered` for a wait answered since (by `answer` or at the terminal).
+    pub(super) fn answered(
+        &mut self,
+        session: &str,
+        before: Option<AnswerRecord>,
+        out: &mut Vec<Action>,
+    ) {
+        let Some(entry) = self.sessions.get(session) else {
+            return;
+        };
+        let Some(now) = &entry.live.progress.answered else {
+            return;
+        };
+        if before.is_some_and(|b| b.waiting_id == now.waiting_id) {
+            return;
+        }
+        let record = EventRecord {
+            kind: "session.answered".into(),
+            session: Some(session.to_owned()),
+            name: entry.info.name.clone(),
+            waiting_id: Some(now.waiting_id),
+            decision: now.decision.map(|d| d.as_str().to_owned()),
+            by: Some(now.by.clone()),
+            ..EventRecord::default()
         };
         self.emit(record, out);
     }
@@ -183,6 +214,7 @@ mod tests {
 
     fn permission(tool: &str, input: &str, since: u64) -> WaitingState {
         WaitingState {
+            id: since,
             kind: "permission".into(),
             tool: Some(tool.into()),
             input: Some(input.into()),

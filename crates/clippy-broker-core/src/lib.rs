@@ -37,6 +37,7 @@ use clippy_registry::{
 use clippy_config::{DEFAULT_EVENT_HISTORY, DEFAULT_SUBMIT_DELAY_MS};
 use clippy_spool::DiskSpoolFiles;
 
+mod answer;
 mod events;
 mod history;
 mod hooks;
@@ -681,6 +682,7 @@ impl State {
                 | Message::BracketedPaste { .. }
                 | Message::Progress { .. }
                 | Message::ScreenReport { .. }
+                | Message::AnswerReport { .. }
         );
         if wrapper_only && role != Role::Wrapper {
             return Err(refuse(
@@ -839,6 +841,36 @@ impl State {
                 request,
                 screen,
             } => self.screen_report(conn, id, &session, request, screen, out),
+            Message::Answer {
+                id,
+                session,
+                decision,
+                reason,
+                waiting_id,
+                by,
+            } => self.answer(
+                conn,
+                id,
+                answer::AnswerAsked {
+                    session,
+                    decision,
+                    reason,
+                    waiting_id,
+                    by,
+                },
+                now_ms,
+                out,
+            ),
+            Message::AnswerReport {
+                id,
+                session,
+                request,
+                waiting_id,
+                refused,
+                message,
+            } => self.answer_report(
+                conn, id, &session, request, waiting_id, refused, message, out,
+            ),
             Message::RouteAdd { id, route } => self.route_add(id, route, out),
             Message::RouteList { id } => Ok(self.route_list(id)),
             Message::RouteRemove { id, route } => self.route_remove(id, &route, out),
@@ -881,6 +913,7 @@ impl State {
             | Message::ExecResult { .. }
             | Message::SessionEnded { .. }
             | Message::ScreenSnapshot { .. }
+            | Message::Answered { .. }
             | Message::Route { .. }
             | Message::Routes { .. }
             | Message::InboxItems { .. }
@@ -894,7 +927,8 @@ impl State {
             | Message::Error { .. }
             | Message::Inject { .. }
             | Message::Terminate { .. }
-            | Message::ScreenRequest { .. }) => Err(refuse(
+            | Message::ScreenRequest { .. }
+            | Message::AnswerRequest { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -1236,6 +1270,7 @@ impl State {
                         .map(|r| r.turn_id().to_string()),
                     bracketed_paste: entry.info.bracketed_paste,
                     waiting: entry.live.progress.waiting.as_ref().map(|w| w.kind.clone()),
+                    waiting_id: entry.live.progress.waiting.as_ref().map(|w| w.id),
                 }
             })
             .collect()
@@ -2017,6 +2052,7 @@ mod tests {
                 last_turn_id: None,
                 bracketed_paste: false,
                 waiting: None,
+                waiting_id: None,
             }]
         );
         report(&mut st, w, "aaa", 1, "one");

@@ -96,6 +96,9 @@ pub(super) enum WaitKind {
     /// `screen`: the wrapper's `screen_report` for the `screen_request` numbered as this wait's
     /// key (the report, not the spool, finishes it: `screen.rs`).
     Screen,
+    /// `answer`: the wrapper's `answer_report` for the `answer_request` numbered as this wait's
+    /// key (`answer.rs`).
+    Answer { decision: clippy_proto::Decision },
 }
 
 /// What a finished wait replies, and what it sends to the session first.
@@ -187,6 +190,7 @@ impl State {
         let spool_size = progress.spool_size.max(entry.live.progress.spool_size);
         let typed = progress.keystrokes > entry.live.progress.keystrokes;
         let was_waiting = entry.live.progress.waiting.take();
+        let was_answered = entry.live.progress.answered.take();
         let disagreements = entry.live.progress.hooks.disagreements;
         entry.live.progress = Progress {
             spool_size,
@@ -203,6 +207,7 @@ impl State {
         if typed {
             self.human_input(session);
         }
+        self.answered(session, was_answered, out);
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
         self.wake(session, out);
@@ -815,7 +820,7 @@ impl State {
                     send: None,
                 }
             }
-            WaitKind::Screen => return budget,
+            WaitKind::Screen | WaitKind::Answer { .. } => return budget,
             WaitKind::End { prompts_at, .. } => {
                 if progress.mode != Mode::Idle || progress.prompts <= *prompts_at {
                     return budget;
@@ -891,6 +896,11 @@ impl State {
                 waiter.id,
                 ErrorReason::Timeout,
                 format!("session {session}'s wrapper did not report its screen in time"),
+            ),
+            WaitKind::Answer { .. } => Message::error(
+                waiter.id,
+                ErrorReason::Timeout,
+                format!("session {session}'s wrapper did not report on the answer in time"),
             ),
             WaitKind::End { force: false, .. } => Message::timeout(
                 waiter.id,

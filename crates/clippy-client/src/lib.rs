@@ -36,6 +36,7 @@ pub use args::{
 pub use connection::{Connection, Endpoint, REPLY_GRACE};
 pub use error::{ArgumentError, ClientError, START_HINT};
 pub use ops::{
-    AttachTarget, Captured, Ended, Events, Executed, Found, Inbox, Screen, Sink, SpoolData, Turn,
+    Answer, Answered, AttachTarget, Captured, Ended, Events, Executed, Found, Inbox, Screen, Sink,
+    SpoolData, Turn,
 };
 pub use spawn::{Spawn, spawn, spawn_child};

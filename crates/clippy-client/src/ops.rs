@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clippy_proto::{
-    DEFAULT_END_WAIT_MS, DEFAULT_SCREEN_WAIT_MS, DEFAULT_WAIT_MS, ErrorReason, EventRecord, Format,
-    HistoryEntry, HistoryInfo, InboxItem, Message, PatternKind, Payload, RouteInfo, RouteSpec,
-    ScreenData, SearchHit, SessionState, SessionSummary, TurnMeta,
+    DEFAULT_ANSWER_WAIT_MS, DEFAULT_END_WAIT_MS, DEFAULT_SCREEN_WAIT_MS, DEFAULT_WAIT_MS, Decision,
+    ErrorReason, EventRecord, Format, HistoryEntry, HistoryInfo, InboxItem, Message, PatternKind,
+    Payload, RouteInfo, RouteSpec, ScreenData, SearchHit, SessionState, SessionSummary, TurnMeta,
 };
 
 use crate::args::{CommandLine, HistoryQuery, Input, SearchQuery};
@@ -1007,6 +1007,91 @@ fn found(reply: Message) -> Result<Found, &'static str> {
             turn_id,
         }),
         other => Err(other.kind()),
+    }
+}
+
+// ── answer (issue 30) ─────────────────────────────────────────────────────────────────────
+
+/// What [`Connection::answer`] asks: the session, the decision, and optionally the reason
+/// (for a denial), the wait meant and who answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// Session id, unique id prefix or name.
+    pub session: String,
+    /// `allow`, `deny` or `always`.
+    pub decision: Decision,
+    /// Why, for a denial: typed into the agent's own field where its dialog offers one.
+    pub reason: Option<String>,
+    /// The wait answered (`waiting`'s `id`); `None`: the session's current wait.
+    pub waiting_id: Option<u64>,
+    /// Who answers, as `session.answered` names it (`None`: the broker names the connection).
+    pub by: Option<String>,
+}
+
+impl Answer {
+    /// An answer to `session`'s current wait.
+    pub fn new(session: impl Into<String>, decision: Decision) -> Self {
+        Self {
+            session: session.into(),
+            decision,
+            reason: None,
+            waiting_id: None,
+            by: None,
+        }
+    }
+}
+
+/// What an answer did (`answered`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// The session id.
+    pub session: String,
+    /// The wait answered.
+    pub waiting_id: u64,
+    /// The decision given.
+    pub decision: Decision,
+    /// What was pressed, in a sentence.
+    pub message: String,
+}
+
+impl Connection {
+    /// `answer`: answers the permission request `answer.session` waits on, with the dialog's
+    /// own keys, pressed by its wrapper while its screen shows the dialog.
+    ///
+    /// # Errors
+    ///
+    /// As [`Connection::list_sessions`]; `session_not_found`, `session_disconnected`,
+    /// `not_waiting` (nothing asked, or answered already), `stale_answer` (another wait is
+    /// current), `unsupported` (a dialog clippy cannot read, or a decision it does not offer:
+    /// the message says which keys a person would press), `timeout`.
+    pub fn answer(&mut self, answer: &Answer) -> Result<Answered, ClientError> {
+        self.ask(
+            "answer",
+            Some(Duration::from_millis(DEFAULT_ANSWER_WAIT_MS)),
+            |id| Message::Answer {
+                id,
+                session: answer.session.clone(),
+                decision: answer.decision,
+                reason: answer.reason.clone(),
+                waiting_id: answer.waiting_id,
+                by: answer.by.clone(),
+            },
+            |reply| match reply {
+                Message::Answered {
+                    session,
+                    waiting_id,
+                    decision,
+                    message,
+                    ..
+                } => Ok(Answered {
+                    session,
+                    waiting_id,
+                    decision,
+                    message,
+                }),
+                other => Err(other.kind()),
+            },
+        )
     }
 }
 

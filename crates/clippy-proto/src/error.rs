@@ -56,6 +56,15 @@ pub enum ErrorReason {
     /// The history store could not answer (the message says why: an unreadable or damaged
     /// store file).
     HistoryFailed,
+    /// `answer`: the session waits for no answer (nothing asked, or the question was answered
+    /// already, in its terminal or by another `answer`).
+    NotWaiting,
+    /// `answer`: the waiting id named is not the session's current wait (that one was answered
+    /// and another one asked since).
+    StaleAnswer,
+    /// `answer`: clippy cannot answer this wait (a dialog it cannot read, or a decision the
+    /// agent does not offer); the message says which keys a person would press.
+    Unsupported,
 }
 
 impl ErrorReason {
@@ -85,6 +94,9 @@ impl ErrorReason {
             Self::NoMessage => "no_message",
             Self::HistoryOff => "history_off",
             Self::HistoryFailed => "history_failed",
+            Self::NotWaiting => "not_waiting",
+            Self::StaleAnswer => "stale_answer",
+            Self::Unsupported => "unsupported",
         }
     }
 }

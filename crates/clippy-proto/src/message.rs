@@ -154,14 +154,59 @@ pub struct Progress {
     /// cleared by the next key, input or turn end.
     #[serde(default)]
     pub waiting: Option<WaitingState>,
+    /// The latest wait that was answered, and how: by `answer` (the client named) or at the
+    /// session's terminal. The broker emits `session.answered` when it changes.
+    #[serde(default)]
+    pub answered: Option<AnswerRecord>,
     /// What the agent's hooks have reported, and how often they and the screen disagreed.
     #[serde(default)]
     pub hooks: HookStats,
 }
 
+/// How a permission request is answered (`answer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Let the tool run this once.
+    Allow,
+    /// Refuse it.
+    Deny,
+    /// Let it run and stop asking for it (what "always" covers is the agent's own choice:
+    /// CONTRACTS/HOOKS.md).
+    Always,
+}
+
+impl Decision {
+    /// The wire string: `allow`, `deny` or `always`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Always => "always",
+        }
+    }
+}
+
+/// A wait that was answered (`progress`'s `answered`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerRecord {
+    /// The wait's id ([`WaitingState::id`]).
+    pub waiting_id: u64,
+    /// The decision, when it is known (a key pressed at the terminal that clippy cannot match
+    /// to one of the dialog's options leaves it unknown).
+    #[serde(default)]
+    pub decision: Option<Decision>,
+    /// Who answered: `terminal`, or the client that sent `answer`.
+    pub by: String,
+}
+
 /// An agent waiting for the user, as its hooks reported it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WaitingState {
+    /// The wait's number in its session: counts up from 1 with each new wait the wrapper sets
+    /// and names it in `answer` (a wait reported again by the agent keeps its number).
+    #[serde(default)]
+    pub id: u64,
     /// `permission` (a tool needs approval) or `question` (the agent asks the user).
     pub kind: String,
     /// The tool asking, when the agent named it.
@@ -393,6 +438,9 @@ pub struct SessionSummary {
     /// What the agent waits for (`permission`, `question`), when its hooks said it waits.
     #[serde(default)]
     pub waiting: Option<String>,
+    /// That wait's id, to name in `answer`.
+    #[serde(default)]
+    pub waiting_id: Option<u64>,
 }
 
 /// What a route's handoffs are.
@@ -546,6 +594,15 @@ pub struct EventRecord {
     /// That tool's input as compact JSON (`session.waiting`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// The wait it is about (`session.waiting`, `session.answered`, `session.resumed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_id: Option<u64>,
+    /// How the wait was answered (`session.answered`): `allow`, `deny`, `always`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// Who answered (`session.answered`): `terminal` or the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
     /// For `events.missed` (id 0, not itself an event of the stream): how many events after
     /// the `since` asked for are no longer kept in the broker's history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -576,6 +633,10 @@ pub const DEFAULT_END_WAIT_MS: u64 = 5_000;
 /// How long the broker lets a session's wrapper take to answer a `screen` request, in
 /// milliseconds, when the request gives no `timeout_ms`.
 pub const DEFAULT_SCREEN_WAIT_MS: u64 = 5_000;
+/// How long the broker lets a session's wrapper take to report on an `answer`, in
+/// milliseconds: the wrapper gives a dialog announced by the agent's hooks a moment to be drawn
+/// before it refuses, so this is well over that.
+pub const DEFAULT_ANSWER_WAIT_MS: u64 = 10_000;
 
 /// A session's screen as its wrapper's terminal emulator shows it: what `screen_report`
 /// carries from the wrapper (the broker passes it on as `screen_snapshot`).
@@ -950,6 +1011,45 @@ pub enum Message {
         #[serde(default)]
         timeout_ms: Option<u64>,
     },
+    /// Answers the permission request the session waits on (CONTRACTS/BROKER.md, `answer`):
+    /// the broker asks the session's wrapper (`answer_request`), which presses the dialog's own
+    /// keys while its screen shows it, and replies `answered` when it has (or `error`:
+    /// `not_waiting`, `stale_answer`, `unsupported`).
+    Answer {
+        /// Request id.
+        id: u32,
+        /// Session id, prefix or name.
+        session: String,
+        /// `allow`, `deny` or `always`.
+        decision: Decision,
+        /// Why, for a denial: typed into the agent's own field where its dialog offers one.
+        #[serde(default)]
+        reason: Option<String>,
+        /// The wait answered (`waiting`'s `id`); absent: the session's current wait.
+        #[serde(default)]
+        waiting_id: Option<u64>,
+        /// Who answers, for `session.answered` (default: `client N`, the connection).
+        #[serde(default)]
+        by: Option<String>,
+    },
+    /// A wrapper's answer to an `answer_request`: what it did.
+    AnswerReport {
+        /// Request id.
+        id: u32,
+        /// The wrapper's session.
+        session: String,
+        /// The `request` of the `answer_request` answered.
+        request: u64,
+        /// The wait answered (0 when refused before one was found).
+        #[serde(default)]
+        waiting_id: u64,
+        /// Why it was not answered, when it was not.
+        #[serde(default)]
+        refused: Option<ErrorReason>,
+        /// What was pressed, or why nothing was, in a sentence.
+        #[serde(default)]
+        message: String,
+    },
     /// A wrapper answers a `screen_request` with its session's screen.
     ScreenReport {
         /// Request id.
@@ -1257,6 +1357,19 @@ pub enum Message {
         /// The newest event's id now (0 when there was none).
         last_event_id: u64,
     },
+    /// Reply to `answer`: the dialog's keys were pressed.
+    Answered {
+        /// The request's id.
+        id: u32,
+        /// The session id.
+        session: String,
+        /// The wait answered.
+        waiting_id: u64,
+        /// The decision given.
+        decision: Decision,
+        /// What was pressed, in a sentence (e.g. `pressed 1 (Yes)`).
+        message: String,
+    },
     /// Reply to `screen`: the session's screen, history lines first.
     ScreenSnapshot {
         /// The request's id.
@@ -1345,6 +1458,26 @@ pub enum Message {
         /// The target session.
         session: String,
     },
+    /// Answer the session's wait (id 0): the wrapper answers with `answer_report` carrying the
+    /// same `request`.
+    AnswerRequest {
+        /// Always 0.
+        id: u32,
+        /// The target session.
+        session: String,
+        /// The broker's number for this request, echoed in the report.
+        request: u64,
+        /// The decision.
+        decision: Decision,
+        /// Why, for a denial.
+        #[serde(default)]
+        reason: Option<String>,
+        /// The wait meant; absent: the current one.
+        #[serde(default)]
+        waiting_id: Option<u64>,
+        /// Who answers.
+        by: String,
+    },
     /// Report the session's screen (id 0): the wrapper answers with `screen_report` carrying
     /// the same `request`.
     ScreenRequest {
@@ -1385,6 +1518,8 @@ impl Message {
         "end_session",
         "screen",
         "screen_report",
+        "answer",
+        "answer_report",
         "route_add",
         "route_list",
         "route_remove",
@@ -1412,6 +1547,7 @@ impl Message {
         "exec_result",
         "session_ended",
         "screen_snapshot",
+        "answered",
         "route",
         "routes",
         "inbox_items",
@@ -1426,6 +1562,7 @@ impl Message {
         "event",
         "terminate",
         "screen_request",
+        "answer_request",
     ];
 
     /// The message's `type` as on the wire (for logs and errors: the whole message may hold
@@ -1455,6 +1592,8 @@ impl Message {
             Self::EndSession { .. } => "end_session",
             Self::Screen { .. } => "screen",
             Self::ScreenReport { .. } => "screen_report",
+            Self::Answer { .. } => "answer",
+            Self::AnswerReport { .. } => "answer_report",
             Self::RouteAdd { .. } => "route_add",
             Self::RouteList { .. } => "route_list",
             Self::RouteRemove { .. } => "route_remove",
@@ -1482,6 +1621,7 @@ impl Message {
             Self::ExecResult { .. } => "exec_result",
             Self::SessionEnded { .. } => "session_ended",
             Self::ScreenSnapshot { .. } => "screen_snapshot",
+            Self::Answered { .. } => "answered",
             Self::Route { .. } => "route",
             Self::Routes { .. } => "routes",
             Self::InboxItems { .. } => "inbox_items",
@@ -1496,6 +1636,7 @@ impl Message {
             Self::Inject { .. } => "inject",
             Self::Terminate { .. } => "terminate",
             Self::ScreenRequest { .. } => "screen_request",
+            Self::AnswerRequest { .. } => "answer_request",
         }
     }
 
@@ -1525,6 +1666,8 @@ impl Message {
             | Self::EndSession { id, .. }
             | Self::Screen { id, .. }
             | Self::ScreenReport { id, .. }
+            | Self::Answer { id, .. }
+            | Self::AnswerReport { id, .. }
             | Self::RouteAdd { id, .. }
             | Self::RouteList { id }
             | Self::RouteRemove { id, .. }
@@ -1552,6 +1695,7 @@ impl Message {
             | Self::ExecResult { id, .. }
             | Self::SessionEnded { id, .. }
             | Self::ScreenSnapshot { id, .. }
+            | Self::Answered { id, .. }
             | Self::Route { id, .. }
             | Self::Routes { id, .. }
             | Self::InboxItems { id, .. }
@@ -1565,7 +1709,8 @@ impl Message {
             | Self::Error { id, .. }
             | Self::Inject { id, .. }
             | Self::Terminate { id, .. }
-            | Self::ScreenRequest { id, .. } => *id,
+            | Self::ScreenRequest { id, .. }
+            | Self::AnswerRequest { id, .. } => *id,
         }
     }
 

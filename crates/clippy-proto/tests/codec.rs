@@ -3,10 +3,11 @@
 #![allow(clippy::unwrap_used)] // Tests may panic on setup failures.
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format, FrameDecoder, HistoryEntry, HistoryInfo, HookStats,
-    InboxItem, MAX_FRAME, MAX_SCREEN_BYTES, Message, Mode, PatternKind, Progress, ProtoError, Role,
-    RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit, SessionExit, SessionInfo, SessionState,
-    SessionSummary, TurnData, TurnMeta, WaitingState, decode, encode,
+    AnswerRecord, Decision, ErrorReason, EventRecord, Format, FrameDecoder, HistoryEntry,
+    HistoryInfo, HookStats, InboxItem, MAX_FRAME, MAX_SCREEN_BYTES, Message, Mode, PatternKind,
+    Progress, ProtoError, Role, RouteInfo, RouteKind, RouteSpec, ScreenData, SearchHit,
+    SessionExit, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta, WaitingState,
+    decode, encode,
 };
 use clippy_proto::{Frame, Payload, encode_frame};
 use std::io::Read;
@@ -153,11 +154,17 @@ fn every_message() -> Vec<Message> {
             progress: Progress {
                 spool_size: 120,
                 waiting: Some(WaitingState {
+                    id: 4,
                     kind: "permission".into(),
                     tool: Some("Bash".into()),
                     input: Some(r#"{"command":"ls"}"#.into()),
                     message: None,
                     since: 7,
+                }),
+                answered: Some(AnswerRecord {
+                    waiting_id: 3,
+                    decision: Some(Decision::Always),
+                    by: "terminal".into(),
                 }),
                 hooks: HookStats {
                     wired: true,
@@ -312,6 +319,7 @@ fn every_message() -> Vec<Message> {
             sessions: vec![SessionSummary {
                 session: "abc".into(),
                 waiting: Some("permission".into()),
+                waiting_id: Some(3),
                 name: None,
                 pid: 42,
                 command: vec![],
@@ -387,6 +395,38 @@ fn every_message() -> Vec<Message> {
             id: 22,
             outcome: "interrupted".into(),
             resume_cursor: 140,
+        },
+        Message::Answer {
+            id: 61,
+            session: "coder".into(),
+            decision: Decision::Deny,
+            reason: Some("use ls -la instead".into()),
+            waiting_id: Some(3),
+            by: Some("dash".into()),
+        },
+        Message::AnswerRequest {
+            id: 0,
+            session: "abc".into(),
+            request: 12,
+            decision: Decision::Always,
+            reason: None,
+            waiting_id: None,
+            by: "client 4".into(),
+        },
+        Message::AnswerReport {
+            id: 62,
+            session: "abc".into(),
+            request: 12,
+            waiting_id: 3,
+            refused: Some(ErrorReason::Unsupported),
+            message: "this dialog offers no \"always\": press 1 (Yes) or Esc".into(),
+        },
+        Message::Answered {
+            id: 61,
+            session: "abc".into(),
+            waiting_id: 3,
+            decision: Decision::Allow,
+            message: "pressed 1 (Yes)".into(),
         },
         Message::ScreenSnapshot {
             id: 23,
@@ -928,6 +968,47 @@ fn the_wire_form_is_a_plain_map_with_string_keys_and_bin_content() {
     let at = payload.windows(4).position(|w| w == b"data").unwrap();
     assert_eq!(&payload[at + 4..at + 7], &[0xc4, 2, 1]);
     assert_eq!(ErrorReason::SessionNotFound.as_str(), "session_not_found");
+}
+
+#[test]
+fn the_answer_reasons_and_decisions_have_their_wire_strings() {
+    for (reason, wire) in [
+        (ErrorReason::NotWaiting, "not_waiting"),
+        (ErrorReason::StaleAnswer, "stale_answer"),
+        (ErrorReason::Unsupported, "unsupported"),
+    ] {
+        assert_eq!(reason.as_str(), wire);
+        let error = Message::error(1, reason, "m");
+        let frame = encode(&error).unwrap();
+        assert!(String::from_utf8_lossy(&frame).contains(wire), "{wire}");
+        assert_eq!(decode(&frame[4..]).unwrap(), error);
+    }
+    for (decision, wire) in [
+        (Decision::Allow, "allow"),
+        (Decision::Deny, "deny"),
+        (Decision::Always, "always"),
+    ] {
+        assert_eq!(decision.as_str(), wire);
+    }
+    // An `answer` from an older or smaller client: no reason, no id, no `by`.
+    let frame = encode(&Message::Answer {
+        id: 2,
+        session: "s".into(),
+        decision: Decision::Allow,
+        reason: None,
+        waiting_id: None,
+        by: None,
+    })
+    .unwrap();
+    let back = decode(&frame[4..]).unwrap();
+    assert!(matches!(
+        back,
+        Message::Answer {
+            waiting_id: None,
+            decision: Decision::Allow,
+            ..
+        }
+    ));
 }
 
 #[test]

@@ -53,6 +53,7 @@
 #![deny(missing_docs)]
 
 pub mod asciicast;
+pub mod dialog;
 pub mod handover;
 mod input_backlog;
 pub mod link;

@@ -78,6 +78,8 @@ pub enum FromBroker {
         /// Lines of history asked for.
         history: u32,
     },
+    /// Answer the session's wait (`answer_request` number `request`).
+    Answer(crate::tap::AnswerAsk),
 }
 
 /// What the wrapper does with a message from the broker: a command for the sink thread, or
@@ -89,6 +91,20 @@ pub fn command_of(message: Message) -> Option<FromBroker> {
         Message::ScreenRequest {
             request, history, ..
         } => Some(FromBroker::Screen { request, history }),
+        Message::AnswerRequest {
+            request,
+            decision,
+            reason,
+            waiting_id,
+            by,
+            ..
+        } => Some(FromBroker::Answer(crate::tap::AnswerAsk {
+            request,
+            decision,
+            reason,
+            waiting_id,
+            by,
+        })),
         _ => None,
     }
 }
@@ -103,6 +119,8 @@ enum Pending {
     /// The answer to a `screen_request`: written on the connection that asked, never replayed
     /// (the broker fails the request when that connection goes).
     Screen(u64, Box<ScreenData>),
+    /// The report on an `answer_request`: like a screen, for the connection that asked.
+    Answer(crate::tap::AnswerReport),
     Deregister(ExitReport),
 }
 
@@ -225,6 +243,12 @@ impl Outbox {
     /// gone is answered on no other).
     pub fn screen(&mut self, request: u64, screen: ScreenData) {
         let _ = self.push(Pending::Screen(request, Box::new(screen)));
+    }
+
+    /// The report on the broker's `answer_request`: queued if connected, behind the progress
+    /// that says the wait is answered.
+    pub fn answer(&mut self, report: crate::tap::AnswerReport) {
+        let _ = self.push(Pending::Answer(report));
     }
 
     /// The session ended (its command as `exit` says): the goodbye is queued if connected (or
@@ -358,6 +382,14 @@ impl Outbox {
                 session,
                 request,
                 screen: *screen,
+            },
+            Pending::Answer(report) => Message::AnswerReport {
+                id,
+                session,
+                request: report.request,
+                waiting_id: report.waiting_id,
+                refused: report.refused,
+                message: report.message,
             },
             Pending::Deregister(exit) => Message::Deregister {
                 id,

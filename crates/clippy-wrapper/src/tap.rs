@@ -17,15 +17,22 @@
 //!   growth and the counters that led to it go first, so nobody sees the turn with the state
 //!   from before it;
 //! - the agent's waiting state: set by its hook (or by the screen, for agents whose hooks do
-//!   not say), cleared by a key other than moving through a menu, a prompt submitted or a turn
-//!   end.
+//!   not say), numbered (a new wait takes the next id), cleared by a key other than moving
+//!   through a menu, a prompt submitted or a turn end;
+//! - answering it (`answer`): the dialog read from the live screen ([`crate::dialog`]), its
+//!   keys handed to the byte loop, which writes them only if no person's input came in
+//!   between ([`Tapped::AnswerWritten`]); a dialog the agent's hooks announced but has not
+//!   drawn yet is waited for up to [`DIALOG_GRACE`]; the first answer wins.
 
 use std::time::{Duration, Instant};
 
 use clippy_hooks::Report;
 use clippy_proto::{
-    MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress, ScreenData, WaitingState,
+    AnswerRecord, Decision, ErrorReason, MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Mode, Progress,
+    ScreenData, WaitingState,
 };
+
+use crate::dialog::{self, Meaning};
 use clippy_turn::{AgentSignal, Event, Phase, Turn, TurnDetector};
 
 /// How long a turn one source says ended waits for the other (the screen for the agent's hook,
@@ -39,6 +46,9 @@ pub const QUIET: Duration = Duration::from_millis(400);
 /// How long output has to pause before the tap renders the screen in its idle time: under a
 /// flood, rendering as it goes would take a CPU from the byte path on a small machine.
 pub const RENDER_AFTER: Duration = Duration::from_millis(5);
+/// How long an `answer` waits for the dialog of a wait to be drawn (the agent's hook may say
+/// it waits a moment before its screen shows the dialog), counted from the wait's start.
+pub const DIALOG_GRACE: Duration = Duration::from_secs(3);
 /// Spool bytes are written in batches of up to this many (one write each), and whenever the
 /// tap has caught up with the loop.
 pub const SPOOL_BATCH: usize = 64 * 1024;
@@ -64,6 +74,34 @@ pub trait Spool {
     /// The spool offset of a raw stream offset (what the detector counts), when the spool
     /// holds it.
     fn spool_offset_of(&self, raw_offset: u64) -> Option<u64>;
+}
+
+/// An `answer_request` from the broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerAsk {
+    /// The broker's number for the request.
+    pub request: u64,
+    /// The decision.
+    pub decision: Decision,
+    /// Why, for a denial: typed at the agent's prompt once it shows it again.
+    pub reason: Option<String>,
+    /// The wait meant; `None`: the current one.
+    pub waiting_id: Option<u64>,
+    /// Who answers.
+    pub by: String,
+}
+
+/// The wrapper's report on an [`AnswerAsk`] (`answer_report`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerReport {
+    /// The broker's number for the request.
+    pub request: u64,
+    /// The wait answered (0 when none was).
+    pub waiting_id: u64,
+    /// Why it was not answered.
+    pub refused: Option<ErrorReason>,
+    /// What was pressed, or why nothing was.
+    pub message: String,
 }
 
 /// What the byte loop hands the tap, in order.
@@ -104,6 +142,18 @@ pub enum Tapped {
         client: u64,
         /// The hub's generation of the request.
         generation: u64,
+    },
+    /// The broker asks to answer the session's wait: answered with [`TapOutput::AnswerKeys`]
+    /// (to the loop) or a refusal ([`TapOutput::Answer`]).
+    Answer(AnswerAsk),
+    /// The loop wrote the keys of [`TapOutput::AnswerKeys`] (handed over before the keys
+    /// themselves, as input that is not a person's), or did not: a person's input reached it
+    /// after the tap decided.
+    AnswerWritten {
+        /// The broker's number for the request.
+        request: u64,
+        /// Whether the keys were written.
+        written: bool,
     },
 }
 
@@ -146,6 +196,34 @@ pub enum TapOutput {
     /// attributes, …): written to it when nobody's terminal answers them (a detached session
     /// with no interactive client).
     TerminalReplies(Vec<u8>),
+    /// To the loop: write these keys to answer the dialog on screen, but only if the loop has
+    /// handed over exactly `human_inputs` chunks of a person's input (nothing came since the
+    /// tap decided); then say so with [`Tapped::AnswerWritten`].
+    AnswerKeys {
+        /// The broker's number for the request.
+        request: u64,
+        /// The keys.
+        keys: Vec<u8>,
+        /// The person's input chunks ([`Tapped::Input`] with `human`) the tap had taken.
+        human_inputs: u64,
+    },
+    /// To the sink: the report on an `answer_request`.
+    Answer(AnswerReport),
+    /// To the loop: type this at the agent's prompt (a denial's reason, once the prompt is
+    /// back), as injected input.
+    Type(Vec<u8>),
+}
+
+/// An answer on its way: held for its dialog to be drawn, or its keys with the loop.
+#[derive(Debug)]
+struct Answering {
+    ask: AnswerAsk,
+    /// The wait it answers.
+    waiting_id: u64,
+    /// Until when it waits for the dialog to be drawn (`None`: its keys are with the loop).
+    held_until: Option<Instant>,
+    /// What the keys do, once decided.
+    press: Option<dialog::Press>,
 }
 
 /// What [`TapModel::caught_up`] says.
@@ -222,6 +300,14 @@ pub struct TapModel<S> {
     output_at: Option<Instant>,
     /// When the detector is told that output went quiet (once per pause).
     quiet_at: Option<Instant>,
+    /// The latest wait's id (0: none yet).
+    waiting_ids: u64,
+    /// A person's input chunks taken ([`Tapped::Input`] with `human`).
+    human_inputs: u64,
+    /// The answer being given, if one is.
+    answering: Option<Answering>,
+    /// A denial's reason, to type at the agent's prompt once it is back.
+    reason: Option<String>,
 }
 
 impl<S: Spool> TapModel<S> {
@@ -240,6 +326,10 @@ impl<S: Spool> TapModel<S> {
             settle_at: None,
             output_at: None,
             quiet_at: None,
+            waiting_ids: 0,
+            human_inputs: 0,
+            answering: None,
+            reason: None,
         }
     }
 
@@ -266,11 +356,29 @@ impl<S: Spool> TapModel<S> {
                 self.detector.feed_output(&bytes).collect()
             }
             Tapped::Input { bytes, human } => {
+                if human {
+                    self.human_inputs += 1;
+                }
+                // Read before the keys: the screen still shows what they answer.
+                let waiting_id = self
+                    .progress
+                    .waiting
+                    .as_ref()
+                    .filter(|_| !moves_only(&bytes))
+                    .map(|w| w.id);
+                let answered_by = waiting_id.map(|id| (id, self.meaning_of_keys(&bytes)));
                 let events: Vec<Event> = self.detector.feed_input(&bytes).collect();
                 let keys = events.iter().any(|e| matches!(e, Event::KeysPressed));
                 // The agent's question is answered: keys other than moving through its menu.
                 if keys && !moves_only(&bytes) {
                     self.progress.waiting = None;
+                    if let Some((waiting_id, decision)) = answered_by {
+                        self.progress.answered = Some(AnswerRecord {
+                            waiting_id,
+                            decision,
+                            by: if human { "terminal" } else { "send" }.into(),
+                        });
+                    }
                 }
                 // Only a key is a person at work: focus events, mouse reports and the replies
                 // to an agent's queries arrive on the same input, and counting them would
@@ -302,6 +410,14 @@ impl<S: Spool> TapModel<S> {
                 });
                 Vec::new()
             }
+            Tapped::Answer(ask) => {
+                self.answer(ask, now, &mut out);
+                Vec::new()
+            }
+            Tapped::AnswerWritten { request, written } => {
+                self.answer_written(request, written, now, &mut out);
+                Vec::new()
+            }
         };
         self.take_events(detected, now, &mut out);
         self.forward_terminal_replies(&mut out);
@@ -319,6 +435,14 @@ impl<S: Spool> TapModel<S> {
             let events: Vec<Event> = self.detector.quiet().collect();
             self.take_events(events, now, &mut out);
             self.forward_terminal_replies(&mut out);
+        }
+        // An answer held for its dialog to be drawn looks at the screen again.
+        if self
+            .answering
+            .as_ref()
+            .is_some_and(|a| a.held_until.is_some())
+        {
+            self.retry_answer(now, &mut out);
         }
         // Readers of the spool see everything so far. The screen renders in steps while
         // nothing else waits, once output has paused (a flood is rendered once it is over, and
@@ -338,7 +462,8 @@ impl<S: Spool> TapModel<S> {
         let wake_at = if more {
             None
         } else {
-            [self.settle_at, render_at, self.quiet_at]
+            let held = self.answering.as_ref().and_then(|a| a.held_until);
+            [self.settle_at, render_at, self.quiet_at, held]
                 .into_iter()
                 .flatten()
                 .min()
@@ -446,12 +571,34 @@ impl<S: Spool> TapModel<S> {
         match &report {
             Report::PromptSubmitted { .. } => self.progress.waiting = None,
             Report::Waiting(waiting) => {
+                // The agent saying again what it waits for (Claude Code's notification after
+                // its permission request) is the same wait, the same dialog: it keeps its id
+                // and start, and what the first report named.
+                let same = self
+                    .progress
+                    .waiting
+                    .take()
+                    .filter(|before| before.kind == waiting.kind);
+                let id = match &same {
+                    Some(before) => before.id,
+                    None => self.next_waiting_id(),
+                };
                 self.progress.waiting = Some(WaitingState {
+                    id,
                     kind: waiting.kind.clone(),
-                    tool: waiting.tool.clone(),
-                    input: waiting.input.clone(),
-                    message: waiting.message.clone(),
-                    since: now.unix_ms,
+                    tool: waiting
+                        .tool
+                        .clone()
+                        .or_else(|| same.as_ref().and_then(|b| b.tool.clone())),
+                    input: waiting
+                        .input
+                        .clone()
+                        .or_else(|| same.as_ref().and_then(|b| b.input.clone())),
+                    message: waiting
+                        .message
+                        .clone()
+                        .or_else(|| same.as_ref().and_then(|b| b.message.clone())),
+                    since: same.as_ref().map_or(now.unix_ms, |b| b.since),
                 });
             }
             Report::TurnEnded { .. } | Report::Other { .. } => {}
@@ -462,6 +609,191 @@ impl<S: Spool> TapModel<S> {
         }
     }
 
+    /// The next wait's id.
+    fn next_waiting_id(&mut self) -> u64 {
+        self.waiting_ids += 1;
+        self.waiting_ids
+    }
+
+    /// What `bytes` pick in the dialog on screen now, when they pick an option clippy reads.
+    fn meaning_of_keys(&mut self, bytes: &[u8]) -> Option<Decision> {
+        let screen = self.detector.screen(0);
+        let dialog = dialog::read(&screen.lines, screen.cursor.0 as usize)?;
+        match dialog.meaning_of_keys(bytes)? {
+            Meaning::Allow => Some(Decision::Allow),
+            Meaning::Always => Some(Decision::Always),
+            Meaning::Deny => Some(Decision::Deny),
+            Meaning::Other => None,
+        }
+    }
+
+    /// `answer_request`: refused, held for its dialog, or its keys handed to the loop.
+    fn answer(&mut self, ask: AnswerAsk, now: Now, out: &mut Vec<TapOutput>) {
+        let refuse = |out: &mut Vec<TapOutput>, ask: &AnswerAsk, reason, message: String| {
+            out.push(TapOutput::Answer(AnswerReport {
+                request: ask.request,
+                waiting_id: 0,
+                refused: Some(reason),
+                message,
+            }));
+        };
+        let Some(waiting) = &self.progress.waiting else {
+            let message = match (&self.progress.answered, ask.waiting_id) {
+                (Some(last), Some(id)) if last.waiting_id == id => {
+                    format!("wait #{id} was answered already (by {})", last.by)
+                }
+                _ => "the session waits for no answer".to_owned(),
+            };
+            return refuse(out, &ask, ErrorReason::NotWaiting, message);
+        };
+        if let Some(id) = ask.waiting_id
+            && id != waiting.id
+        {
+            let message = if id < waiting.id {
+                format!(
+                    "wait #{id} is over; the session waits on #{} now",
+                    waiting.id
+                )
+            } else {
+                format!(
+                    "there is no wait #{id}; the session waits on #{}",
+                    waiting.id
+                )
+            };
+            return refuse(out, &ask, ErrorReason::StaleAnswer, message);
+        }
+        if self.answering.is_some() {
+            let message = format!("wait #{} is being answered already", waiting.id);
+            return refuse(out, &ask, ErrorReason::NotWaiting, message);
+        }
+        if waiting.kind != "permission" {
+            let message = format!(
+                "the agent asks a question ({}), not a permission: answer it in its terminal \
+                 or with clippy-ctl send",
+                waiting.message.as_deref().unwrap_or("no text")
+            );
+            return refuse(out, &ask, ErrorReason::Unsupported, message);
+        }
+        let grace_ms = DIALOG_GRACE.as_millis() as u64;
+        let left = (waiting.since + grace_ms).saturating_sub(now.unix_ms);
+        self.answering = Some(Answering {
+            waiting_id: waiting.id,
+            ask,
+            held_until: Some(now.instant + Duration::from_millis(left)),
+            press: None,
+        });
+        self.retry_answer(now, out);
+    }
+
+    /// The held answer looks at the screen: its dialog's keys go to the loop, or it waits on,
+    /// or it is refused (the wait is over, or no dialog was drawn in time).
+    fn retry_answer(&mut self, now: Now, out: &mut Vec<TapOutput>) {
+        let Some(answering) = self.answering.take() else {
+            return;
+        };
+        let report = |refused, message: String| {
+            TapOutput::Answer(AnswerReport {
+                request: answering.ask.request,
+                waiting_id: answering.waiting_id,
+                refused: Some(refused),
+                message,
+            })
+        };
+        match &self.progress.waiting {
+            Some(w) if w.id == answering.waiting_id => {}
+            _ => {
+                let by = self
+                    .progress
+                    .answered
+                    .as_ref()
+                    .filter(|a| a.waiting_id == answering.waiting_id)
+                    .map_or_else(|| "the agent".to_owned(), |a| a.by.clone());
+                out.push(report(
+                    ErrorReason::NotWaiting,
+                    format!(
+                        "wait #{} was answered first (by {by})",
+                        answering.waiting_id
+                    ),
+                ));
+                return;
+            }
+        }
+        let screen = self.detector.screen(0);
+        let Some(dialog) = dialog::read(&screen.lines, screen.cursor.0 as usize) else {
+            if answering
+                .held_until
+                .is_some_and(|until| now.instant < until)
+            {
+                self.answering = Some(answering);
+            } else {
+                out.push(report(
+                    ErrorReason::Unsupported,
+                    "clippy cannot read the dialog on the session's screen: look at it \
+                     (clippy-ctl screen) and press its keys (clippy-ctl send)"
+                        .into(),
+                ));
+            }
+            return;
+        };
+        match dialog.press(answering.ask.decision) {
+            Err(why) => out.push(report(ErrorReason::Unsupported, why)),
+            Ok(press) => {
+                out.push(TapOutput::AnswerKeys {
+                    request: answering.ask.request,
+                    keys: press.keys.clone(),
+                    human_inputs: self.human_inputs,
+                });
+                self.answering = Some(Answering {
+                    held_until: None,
+                    press: Some(press),
+                    ..answering
+                });
+            }
+        }
+    }
+
+    /// The loop wrote the answer's keys, or a person's input came first.
+    fn answer_written(&mut self, request: u64, written: bool, now: Now, out: &mut Vec<TapOutput>) {
+        let Some(answering) = self
+            .answering
+            .take_if(|a| a.ask.request == request && a.held_until.is_none())
+        else {
+            return;
+        };
+        if !written {
+            // Whatever the person's input did decides: if the wait is still on, look again.
+            self.answering = Some(Answering {
+                held_until: Some(now.instant),
+                press: None,
+                ..answering
+            });
+            return self.retry_answer(now, out);
+        }
+        let decision = answering.ask.decision;
+        self.progress.waiting = None;
+        self.progress.answered = Some(AnswerRecord {
+            waiting_id: answering.waiting_id,
+            decision: Some(decision),
+            by: answering.ask.by.clone(),
+        });
+        if decision == Decision::Deny {
+            self.reason = answering
+                .ask
+                .reason
+                .clone()
+                .filter(|r| !r.trim().is_empty());
+        }
+        // The broker hears the wait is over before the client hears it answered.
+        self.report_progress(out);
+        let said = answering.press.map(|p| p.said).unwrap_or_default();
+        out.push(TapOutput::Answer(AnswerReport {
+            request,
+            waiting_id: answering.waiting_id,
+            refused: None,
+            message: said,
+        }));
+    }
+
     /// Reports what the detector found.
     fn take_events(&mut self, detected: Vec<Event>, now: Now, out: &mut Vec<TapOutput>) {
         for event in detected {
@@ -470,7 +802,9 @@ impl<S: Spool> TapModel<S> {
                 // its hooks said so already, with more.
                 Event::Asking { question } => {
                     if self.progress.waiting.is_none() {
+                        let id = self.next_waiting_id();
                         self.progress.waiting = Some(WaitingState {
+                            id,
                             kind: "permission".into(),
                             message: Some(question),
                             since: now.unix_ms,
@@ -525,6 +859,12 @@ impl<S: Spool> TapModel<S> {
                     self.progress.exit_code = exit_code;
                     self.progress.prompt_timestamp = Some(now.unix_ms);
                     self.progress.prompt_text = self.detector.prompt_line();
+                    // A denial's reason goes to the agent once its prompt is back.
+                    if let Some(reason) = self.reason.take() {
+                        let mut keys = reason.into_bytes();
+                        keys.push(b'\r');
+                        out.push(TapOutput::Type(keys));
+                    }
                     continue;
                 }
                 _ => continue,

@@ -358,6 +358,7 @@ impl Standard {
         });
         alpha.progress(Progress {
             waiting: Some(WaitingState {
+                id: 1,
                 kind: "permission".into(),
                 tool: Some("Bash".into()),
                 input: Some(ALPHA_INPUT.into()),
