@@ -181,14 +181,14 @@ fn a_permission_request_is_a_waiting_state_not_a_turn_end() {
     term.expect(prompt_of("claude"));
     fixture.wait_state("hooked", "registered", |_| true);
     term.send("perm\r");
-    term.expect("(y/n) ");
+    term.expect("Esc to cancel");
     let state = fixture.wait_state("hooked", "waiting", |state| state.waiting.is_some());
     let waiting = state.waiting.unwrap();
     assert_eq!(waiting.kind, "permission");
     assert_eq!(waiting.tool.as_deref(), Some("Bash"));
     assert_eq!(waiting.input.as_deref(), Some(r#"{"command":"ls"}"#));
     assert!(state.last_turn_id.is_none(), "asking ends no turn");
-    term.send("y\r");
+    term.send("1");
     let state = fixture.wait_state("hooked", "a turn", |state| state.last_turn_id.is_some());
     assert!(state.waiting.is_none(), "answered");
     assert!(state.hooks.wired);
@@ -275,7 +275,7 @@ fn a_codex_dialog_seen_on_screen_is_a_waiting_state_too() {
     term.send("perm");
     term.expect("perm");
     term.send("\r");
-    term.expect("(y/n) ");
+    term.expect("Esc to cancel");
     let state = fixture.wait_state("cx", "waiting", |state| state.waiting.is_some());
     let waiting = state.waiting.unwrap();
     assert_eq!(waiting.kind, "permission");
@@ -285,9 +285,199 @@ fn a_codex_dialog_seen_on_screen_is_a_waiting_state_too() {
         Some("Would you like to run the following command?")
     );
     assert!(state.last_turn_id.is_none(), "asking ends no turn");
-    term.send("y\r");
+    term.send("y");
     let state = fixture.wait_state("cx", "a turn", |state| state.last_turn_id.is_some());
     assert!(state.waiting.is_none(), "answered");
     term.send("\x04");
     assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
+// ── answer (issue 30): clippy-ctl answer presses the dialog's own keys ───────────────────────
+
+/// `hooked_agent.py` as `agent` under a wrapper named `name`, with a broker, asked for a
+/// permission: its dialog drawn and the session waiting (returned).
+fn asking(
+    fixture: &Fixture,
+    agent: &str,
+    name: &str,
+) -> (support::Term, clippy_proto::WaitingState) {
+    let dir = &fixture.dir;
+    let bin_agent = agent_named(dir, agent);
+    let mut term = Spawn::wrapper(dir, ["--name", name, "--", s(&bin_agent)])
+        .env("PATH", path_with(bin_agent.parent().unwrap()))
+        .start();
+    term.expect(prompt_of(agent));
+    fixture.wait_state(name, "registered", |_| true);
+    term.send("perm");
+    term.expect("perm");
+    term.send("\r");
+    term.expect("Esc to cancel");
+    let state = fixture.wait_state(name, "waiting", |state| state.waiting.is_some());
+    (term, state.waiting.unwrap())
+}
+
+fn answer(fixture: &Fixture, args: &[&str]) -> support::broker::CtlRun {
+    let mut all = vec!["--json", "answer"];
+    all.extend_from_slice(args);
+    support::broker::ctl(&fixture.dir, &all, std::time::Duration::from_secs(30))
+}
+
+fn json(run: &support::broker::CtlRun) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"))
+}
+
+/// The `session.answered` events so far.
+fn answered_events(fixture: &Fixture) -> Vec<clippy_proto::EventRecord> {
+    support::broker::events(&mut fixture.client(), &["session.answered"])
+}
+
+/// After the answer: the agent's turn ended, the session idle at its prompt, and a line typed
+/// now is the next prompt as typed (nothing of an answer's keys in it).
+fn nothing_typed_into_the_next_prompt(fixture: &Fixture, term: &mut support::Term, name: &str) {
+    fixture.wait_state(name, "the answered turn", |state| {
+        state.last_turn_id.is_some() && state.waiting.is_none()
+    });
+    term.send("next");
+    term.expect("next");
+    term.send("\r");
+    term.expect("Read 4 characters.");
+    let state = fixture.wait_state(name, "the next turn", |state| {
+        state
+            .last_turn_id
+            .as_deref()
+            .is_some_and(|t| t.ends_with(":2"))
+    });
+    let (_, meta) = support::broker::turn(&mut fixture.client(), &state.last_turn_id.unwrap());
+    assert_eq!(meta.input.as_deref(), Some("next"));
+}
+
+#[test]
+fn answer_allow_presses_the_options_number_and_the_agent_runs_the_tool() {
+    let fixture = Fixture::new();
+    let (mut term, waiting) = asking(&fixture, "claude", "c1");
+    assert_eq!(waiting.id, 1);
+    let listed = support::broker::session_named(&mut fixture.client(), "c1").unwrap();
+    assert_eq!(listed.waiting_id, Some(1));
+    let run = answer(&fixture, &["c1", "allow"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = json(&run);
+    assert_eq!(said["answered"]["waiting_id"], 1);
+    assert_eq!(said["answered"]["decision"], "allow");
+    assert_eq!(said["answered"]["message"], "pressed 1 (Yes)");
+    term.expect("You answered allow.");
+    nothing_typed_into_the_next_prompt(&fixture, &mut term, "c1");
+    let events = answered_events(&fixture);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].waiting_id, Some(1));
+    assert_eq!(events[0].decision.as_deref(), Some("allow"));
+    assert_eq!(events[0].by.as_deref(), Some("clippy-ctl"));
+    let resumed = support::broker::events(&mut fixture.client(), &["session.resumed"]);
+    assert_eq!(resumed.len(), 1, "{resumed:?}");
+    assert_eq!(resumed[0].waiting_id, Some(1));
+}
+
+#[test]
+fn answer_always_picks_the_dont_ask_again_option() {
+    let fixture = Fixture::new();
+    let (mut term, _) = asking(&fixture, "claude", "c2");
+    let run = answer(&fixture, &["c2", "always"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    term.expect("You answered always.");
+    assert_eq!(json(&run)["answered"]["decision"], "always");
+}
+
+/// Codex draws its options' keys: `deny` presses its `(esc)`.
+#[test]
+fn answer_deny_presses_the_key_the_option_draws() {
+    let fixture = Fixture::new();
+    let (mut term, waiting) = asking(&fixture, "codex", "x1");
+    let id = waiting.id.to_string();
+    let run = answer(&fixture, &["x1", "deny", "--id", &id]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        json(&run)["answered"]["message"],
+        "pressed Esc (No, and tell Codex what to do differently)"
+    );
+    term.expect("You answered deny.");
+    nothing_typed_into_the_next_prompt(&fixture, &mut term, "x1");
+    // Codex's (p) is its "always".
+    term.send("perm\r");
+    term.expect("Esc to cancel");
+    let waiting = fixture.wait_state("x1", "waiting again", |state| state.waiting.is_some());
+    assert_eq!(
+        waiting.waiting.unwrap().id,
+        2,
+        "the next wait takes the next id"
+    );
+    // The first wait's id is stale now.
+    let run = answer(&fixture, &["x1", "allow", "--id", &id]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(json(&run)["error"]["reason"], "stale_answer");
+    let run = answer(&fixture, &["x1", "always"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    term.expect("You answered always.");
+}
+
+#[test]
+fn answering_a_session_that_waits_for_nothing_is_refused() {
+    let fixture = Fixture::new();
+    let (mut term, _) = asking(&fixture, "claude", "c3");
+    // Answered in the terminal first: the wait is over, and said so, by the terminal.
+    term.send("1");
+    term.expect("You answered allow.");
+    fixture.wait_state("c3", "answered", |state| state.waiting.is_none());
+    let run = answer(&fixture, &["c3", "deny"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(json(&run)["error"]["reason"], "not_waiting");
+    let run = answer(&fixture, &["c3", "deny", "--id", "1"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(json(&run)["error"]["reason"], "not_waiting");
+    let events = answered_events(&fixture);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].by.as_deref(), Some("terminal"));
+    assert_eq!(
+        events[0].decision.as_deref(),
+        Some("allow"),
+        "the 1 pressed"
+    );
+    nothing_typed_into_the_next_prompt(&fixture, &mut term, "c3");
+    // Human-readable refusal, exit 1.
+    let run = support::broker::ctl(
+        &fixture.dir,
+        &["answer", "c3", "allow"],
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("not_waiting"), "{run:?}");
+}
+
+/// Two answers at once: exactly one is given, the other refused, and no key of the loser
+/// reaches the agent's next prompt.
+#[test]
+fn two_answers_racing_one_wins() {
+    let fixture = Fixture::new();
+    let (mut term, _) = asking(&fixture, "claude", "c4");
+    let racers: Vec<_> = ["allow", "deny"]
+        .into_iter()
+        .map(|decision| {
+            support::broker::ctl_command(&fixture.dir, &["--json", "answer", "c4", decision])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let runs: Vec<_> = racers
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let won: Vec<_> = runs.iter().filter(|r| r.status.code() == Some(0)).collect();
+    let lost: Vec<_> = runs.iter().filter(|r| r.status.code() == Some(1)).collect();
+    assert_eq!((won.len(), lost.len()), (1, 1), "{runs:?}");
+    let lost: Value = serde_json::from_slice(&lost[0].stdout).unwrap();
+    assert_eq!(lost["error"]["reason"], "not_waiting", "{lost}");
+    let won: Value = serde_json::from_slice(&won[0].stdout).unwrap();
+    let decision = won["answered"]["decision"].as_str().unwrap().to_owned();
+    term.expect(format!("You answered {decision}."));
+    nothing_typed_into_the_next_prompt(&fixture, &mut term, "c4");
+    assert_eq!(answered_events(&fixture).len(), 1);
 }

@@ -367,7 +367,15 @@ impl<S: Spool> TapModel<S> {
                     .filter(|_| !moves_only(&bytes))
                     .map(|w| w.id);
                 let answered_by = waiting_id.map(|id| (id, self.meaning_of_keys(&bytes)));
-                let events: Vec<Event> = self.detector.feed_input(&bytes).collect();
+                // Keys clippy writes itself are whole: a lone Esc at their end (a dialog's
+                // "no") is the Esc key, so the next key typed is not read as Alt+key.
+                let events: Vec<Event> = if !human && bytes.ends_with(b"\x1b") {
+                    let mut closed = bytes.clone();
+                    closed.push(0);
+                    self.detector.feed_input(&closed).collect()
+                } else {
+                    self.detector.feed_input(&bytes).collect()
+                };
                 let keys = events.iter().any(|e| matches!(e, Event::KeysPressed));
                 // The agent's question is answered: keys other than moving through its menu.
                 if keys && !moves_only(&bytes) {

@@ -10,15 +10,22 @@ Claude Code's `❯` prompt and its busy and idle titles, so the screen can end t
 the Stop hook, as Claude Code runs it before drawing its idle frame).
 
 Lines it understands:
-  perm        asks for a permission (hook), reads one key, then answers
+  perm        asks for a permission (hook; as codex on screen only) and draws its dialog as
+              that agent does (claude: a numbered menu with `❯`; codex: options with their
+              keys `(y)`, `(p)`, `(esc)`; gemini: `Allow once` / `Allow for this session`),
+              reads keys in cbreak mode as the agent does (an option's number or key, Enter
+              on the selected one, Esc; arrows move), then says "You answered allow|always|deny."
   quiet       answers without running its turn-end hook
   anything    answers "Read <n> characters." and a second line, then runs its turn-end hook
 """
 
 import json
 import os
+import select
 import subprocess
 import sys
+import termios
+import tty
 
 AGENT = os.path.basename(sys.argv[0])
 
@@ -104,6 +111,74 @@ def out(text):
     sys.stdout.flush()
 
 
+# The dialog's options as each agent draws them: (label, key drawn or None, what it means).
+OPTIONS = {
+    "claude": [
+        ("Yes", None, "allow"),
+        ("Yes, and don't ask again for ls commands in this project", None, "always"),
+        ("No, and tell Claude what to do differently", "esc", "deny"),
+    ],
+    "codex": [
+        ("Yes, proceed", "y", "allow"),
+        ("Yes, and don't ask again for commands that start with `ls`", "p", "always"),
+        ("No, and tell Codex what to do differently", "esc", "deny"),
+    ],
+    "gemini": [
+        ("Allow once", None, "allow"),
+        ("Allow for this session", None, "always"),
+        ("No, suggest changes", "esc", "deny"),
+    ],
+}
+
+
+def draw_dialog(selected):
+    options = OPTIONS.get(AGENT, OPTIONS["claude"])
+    mark = {"codex": "\u203a", "gemini": "\u25cf"}.get(AGENT, "\u276f")
+    out(" Do you want to proceed?\r\n")
+    for i, (label, key, _) in enumerate(options):
+        cursor = mark if i == selected else " "
+        shown = label + (" (%s)" % key if key else "")
+        out(" %s %d. %s\x1b[K\r\n" % (cursor, i + 1, shown))
+    out(" Esc to cancel\r\n")
+
+
+def dialog():
+    """Draws the dialog and reads keys until one picks an option; returns its meaning."""
+    options = OPTIONS.get(AGENT, OPTIONS["claude"])
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    selected = 0
+    try:
+        while True:
+            draw_dialog(selected)
+            key = os.read(fd, 1)
+            if key == b"\x1b":
+                # An arrow, or Esc alone.
+                more = b""
+                while select.select([fd], [], [], 0.05)[0]:
+                    more += os.read(fd, 16)
+                if more.endswith(b"A"):
+                    selected = max(0, selected - 1)
+                elif more.endswith(b"B"):
+                    selected = min(len(options) - 1, selected + 1)
+                elif not more:
+                    chosen = [o for o in options if o[1] == "esc"]
+                    return (chosen or [options[-1]])[0][2]
+            elif key in (b"\r", b"\n"):
+                return options[selected][2]
+            elif key.isdigit() and 1 <= int(key) <= len(options):
+                return options[int(key) - 1][2]
+            else:
+                for label, drawn, meaning in options:
+                    if drawn and key.decode(errors="replace") == drawn:
+                        return meaning
+            # Redraw over the old dialog.
+            out("\x1b[%dA" % (len(options) + 2))
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
 out("hooks: %s\r\n" % ("wired" if HOOKS or NOTIFY else "none"))
 out("socket: %s\r\n" % ("set" if os.environ.get("CLIPPY_HOOK_SOCKET") else "unset"))
 out(PROMPT)
@@ -126,8 +201,7 @@ for line in sys.stdin:
             out("  Would you like to run the following command?\r\n")
         else:
             run_hook("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
-        out("Allow Bash(ls)? (y/n) ")
-        answer = sys.stdin.readline().strip()
+        answer = dialog()
         message = "You answered %s." % answer
         out(message + "\r\n")
     else:
