@@ -22,9 +22,9 @@ fn list_sessions_prints_a_table() {
     assert_eq!(
         out.stdout_str(),
         format!(
-            "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  WAITING     COMMAND\n\
-             {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   permission  claude --model 'opus 4'\n\
-             {BETA}  -      77    yes        0      -          -           bash\n"
+            "ID      NAME   PID   CONNECTED  TURNS  LAST TURN  WAITING        COMMAND\n\
+             {ALPHA}  alpha  4242  yes        2      {ALPHA}:2   permission #1  claude --model 'opus 4'\n\
+             {BETA}  -      77    yes        0      -          -              bash\n"
         )
     );
     assert_eq!(out.stderr, "");
@@ -80,6 +80,7 @@ fn list_sessions_json() {
             "session": ALPHA, "name": "alpha", "pid": 4242, "connected": true, "turns": 2,
             "last_turn_id": format!("{ALPHA}:2"), "command": ["claude", "--model", "opus 4"],
             "preset": "claude", "bracketed_paste": true, "waiting": "permission",
+            "waiting_id": 1,
         })
     );
     assert_eq!(json["sessions"][1]["name"], json!(null));
@@ -489,7 +490,7 @@ fn status_of_a_session_shows_what_it_waits_for_and_its_hooks() {
     let text = out.stdout_str();
     assert!(
         text.contains(
-            "\nwaiting:        permission (Bash: {\"command\":\"ls\"}) — Claude needs your \
+            "\nwaiting:        permission #1 (Bash: {\"command\":\"ls\"}) — Claude needs your \
              permission to use Bash\n"
         ),
         "{text}"
@@ -507,7 +508,7 @@ fn status_of_a_session_shows_what_it_waits_for_and_its_hooks() {
     assert_eq!(
         status["waiting"],
         json!({
-            "kind": "permission", "tool": "Bash", "input": ALPHA_INPUT,
+            "id": 1, "kind": "permission", "tool": "Bash", "input": ALPHA_INPUT,
             "message": "Claude needs your permission to use Bash", "since": T2,
         })
     );
@@ -1129,7 +1130,7 @@ fn against_the_real_broker() {
     out.expect_code(0);
     let text = out.stdout_str();
     assert!(
-        text.contains("\nwaiting:        permission (Bash: {\"command\":\"ls\"})\n"),
+        text.contains("\nwaiting:        permission #1 (Bash: {\"command\":\"ls\"})\n"),
         "{text}"
     );
     assert!(

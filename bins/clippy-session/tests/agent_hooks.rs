@@ -481,3 +481,23 @@ fn two_answers_racing_one_wins() {
     nothing_typed_into_the_next_prompt(&fixture, &mut term, "c4");
     assert_eq!(answered_events(&fixture).len(), 1);
 }
+
+/// `deny --reason`: the refusal, then the reason typed at the agent's prompt once it is back,
+/// as its next message.
+#[test]
+fn a_denials_reason_is_typed_at_the_prompt_that_comes_back() {
+    let fixture = Fixture::new();
+    let (mut term, _) = asking(&fixture, "claude", "c5");
+    let run = answer(&fixture, &["c5", "deny", "--reason", "use ls -la"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    term.expect("You answered deny.");
+    term.expect("Read 10 characters.");
+    let state = fixture.wait_state("c5", "the reason's turn", |state| {
+        state
+            .last_turn_id
+            .as_deref()
+            .is_some_and(|t| t.ends_with(":2"))
+    });
+    let (_, meta) = support::broker::turn(&mut fixture.client(), &state.last_turn_id.unwrap());
+    assert_eq!(meta.input.as_deref(), Some("use ls -la"));
+}

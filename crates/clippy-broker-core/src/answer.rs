@@ -114,3 +114,119 @@ impl State {
         Ok(Outcome::Reply(Message::Done { id }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clippy_proto::{Decision, ErrorReason, Message, Role};
+
+    use super::*;
+    use crate::tests::{NOW, connect, sent_to, state, wrapper};
+
+    fn ask(by: Option<&str>) -> Message {
+        Message::Answer {
+            id: 9,
+            session: "coder".into(),
+            decision: Decision::Deny,
+            reason: Some("not that".into()),
+            waiting_id: Some(2),
+            by: by.map(Into::into),
+        }
+    }
+
+    /// The `request` number of the one `answer_request` in `messages`, and its `by`.
+    fn requested(messages: &[Message]) -> (u64, String) {
+        match messages {
+            [
+                Message::AnswerRequest {
+                    id: 0,
+                    session,
+                    request,
+                    decision: Decision::Deny,
+                    reason: Some(reason),
+                    waiting_id: Some(2),
+                    by,
+                },
+            ] if session == "s1" && reason == "not that" => (*request, by.clone()),
+            other => panic!("expected one answer_request, got {other:?}"),
+        }
+    }
+
+    fn report(
+        st: &mut State,
+        conn: ConnId,
+        request: u64,
+        refused: Option<ErrorReason>,
+    ) -> Vec<Action> {
+        st.handle(
+            conn,
+            Message::AnswerReport {
+                id: 5,
+                session: "s1".into(),
+                request,
+                waiting_id: 2,
+                refused,
+                message: "pressed Esc (No)".into(),
+            },
+            NOW + 10,
+        )
+    }
+
+    #[test]
+    fn the_wrapper_is_asked_and_its_report_answers_the_client_once() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "s1", Some("coder"));
+        let c = connect(&mut st, 2, Role::Client);
+        let actions = st.handle(c, ask(None), NOW);
+        assert!(sent_to(&actions, c).is_empty(), "parked: {actions:?}");
+        let (request, by) = requested(&sent_to(&actions, w));
+        assert_eq!(
+            by,
+            format!("client {}", c.0),
+            "the connection, when no `by` is given"
+        );
+        assert_eq!(st.next_deadline(), Some(NOW + ANSWER_WAIT_MS));
+        let actions = report(&mut st, w, request, None);
+        assert_eq!(sent_to(&actions, w), [Message::Done { id: 5 }]);
+        assert_eq!(
+            sent_to(&actions, c),
+            [Message::Answered {
+                id: 9,
+                session: "s1".into(),
+                waiting_id: 2,
+                decision: Decision::Deny,
+                message: "pressed Esc (No)".into(),
+            }]
+        );
+        // The same report again answers nobody.
+        let actions = report(&mut st, w, request, None);
+        assert!(sent_to(&actions, c).is_empty());
+    }
+
+    #[test]
+    fn a_refusal_is_the_wrappers_reason_and_a_silent_wrapper_times_out() {
+        let mut st = state();
+        let w = wrapper(&mut st, 1, "s1", Some("coder"));
+        let c = connect(&mut st, 2, Role::Client);
+        let (request, by) = requested(&sent_to(&st.handle(c, ask(Some("dash")), NOW), w));
+        assert_eq!(by, "dash");
+        let actions = report(&mut st, w, request, Some(ErrorReason::StaleAnswer));
+        assert!(matches!(
+            sent_to(&actions, c).as_slice(),
+            [Message::Error {
+                id: 9,
+                reason: ErrorReason::StaleAnswer,
+                ..
+            }]
+        ));
+        let _ = st.handle(c, ask(None), NOW);
+        let actions = st.expire(NOW + ANSWER_WAIT_MS);
+        assert!(matches!(
+            sent_to(&actions, c).as_slice(),
+            [Message::Error {
+                id: 9,
+                reason: ErrorReason::Timeout,
+                ..
+            }]
+        ));
+    }
+}
