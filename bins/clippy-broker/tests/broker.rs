@@ -131,6 +131,7 @@ fn the_agents_own_message_and_waiting_state_travel_over_the_socket() {
 
     // A wait reported by the wrapper shows in the status and the listing, and is an event.
     let waiting = WaitingState {
+        id: 1,
         kind: "permission".into(),
         tool: Some("Bash".into()),
         input: Some(r#"{"command":"ls"}"#.into()),
@@ -170,6 +171,7 @@ fn the_agents_own_message_and_waiting_state_travel_over_the_socket() {
         sessions(&mut client)[0].waiting.as_deref(),
         Some("permission")
     );
+    assert_eq!(sessions(&mut client)[0].waiting_id, Some(1));
     match client
         .request(|id| Message::ListEvents {
             id,

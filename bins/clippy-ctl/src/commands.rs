@@ -494,6 +494,33 @@ fn title_first(page: &str) -> String {
     lines.concat()
 }
 
+/// `answer`: the wait named, else the session's current one as the broker knows it (so an
+/// answer meant for this dialog never reaches the next one: the wrapper refuses it as stale).
+fn answer(
+    connect: &dyn Fn() -> Result<Connection, CtlError>,
+    session: &str,
+    decision: clippy_proto::Decision,
+    reason: Option<String>,
+    waiting_id: Option<u64>,
+) -> Result<Report, CtlError> {
+    let mut broker = connect()?;
+    let waiting_id = match waiting_id {
+        Some(id) => Some(id),
+        None => broker
+            .session_status(session)?
+            .waiting
+            .map(|waiting| waiting.id),
+    };
+    let answered = broker.answer(&clippy_client::Answer {
+        session: session.to_owned(),
+        decision,
+        reason,
+        waiting_id,
+        by: Some("clippy-ctl".into()),
+    })?;
+    Ok(Report::Answered(answered))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,31 +578,4 @@ mod tests {
         );
         assert_eq!(title_first("no title\n"), "no title\n");
     }
-}
-
-/// `answer`: the wait named, else the session's current one as the broker knows it (so an
-/// answer meant for this dialog never reaches the next one: the wrapper refuses it as stale).
-fn answer(
-    connect: &dyn Fn() -> Result<Connection, CtlError>,
-    session: &str,
-    decision: clippy_proto::Decision,
-    reason: Option<String>,
-    waiting_id: Option<u64>,
-) -> Result<Report, CtlError> {
-    let mut broker = connect()?;
-    let waiting_id = match waiting_id {
-        Some(id) => Some(id),
-        None => broker
-            .session_status(session)?
-            .waiting
-            .map(|waiting| waiting.id),
-    };
-    let answered = broker.answer(&clippy_client::Answer {
-        session: session.to_owned(),
-        decision,
-        reason,
-        waiting_id,
-        by: Some("clippy-ctl".into()),
-    })?;
-    Ok(Report::Answered(answered))
 }
