@@ -294,6 +294,9 @@ struct Running {
     /// The agent said idle (OSC) but draws the rest of its frame after saying so: the turn ends
     /// at its next prompt line, or at the next input.
     idle_armed: bool,
+    /// A busy line (a dialog's menu) was drawn after the turn's idle title: the agent waits
+    /// on the user, and may stop the turn without a new title (the preset's `stopped_line`).
+    held_under_idle_title: bool,
     /// An agent whose turns end with a done mark said idle without one (Codex after Ctrl+C):
     /// it redraws only what changed, perhaps not its prompt line, so the turn ends with the
     /// chunk of output that said so (and the frame it is drawing).
@@ -1055,6 +1058,7 @@ impl Core {
             interrupted: false,
             end_mark: None,
             idle_armed: false,
+            held_under_idle_title: false,
             ends_with_chunk: false,
             exit_code: None,
             queued: false,
@@ -1673,9 +1677,28 @@ impl ViewSink for Feed<'_> {
             self.core.line_veto = true;
             if let Some(turn) = &mut self.core.turn {
                 turn.busy_again();
+                // A busy line after this turn's idle title: a dialog the agent waits on.
+                turn.held_under_idle_title |= turn.idle_armed;
                 // Still working, or asking something (a permission menu): not idle after all.
                 turn.idle_armed = false;
             }
+        }
+        // The agent says it stopped the turn itself after a dialog held it (a permission
+        // refused): the turn is interrupted, and the prompt it draws next ends it, with no new
+        // title. (A full-screen agent draws an old such line again in later turns: those were
+        // not held by a dialog under an idle title.)
+        if let Some(turn) = &mut self.core.turn
+            && turn.held_under_idle_title
+            && self
+                .core
+                .preset
+                .stopped_line()
+                .is_some_and(|s| s.is_match(text))
+        {
+            turn.interrupted = true;
+            turn.idle_armed = true;
+            self.core.line_veto = false;
+            self.core.osc_busy = false;
         }
         if let Some(turn) = &mut self.core.turn
             && !turn.asked

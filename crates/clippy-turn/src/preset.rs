@@ -69,6 +69,11 @@ pub struct PresetSpec {
     /// (a permission dialog's question): reported as [`Event::Asking`](crate::Event::Asking),
     /// for agents whose hooks do not say it (Codex, aider). No effect on turn boundaries.
     pub waiting_line: Option<&'static str>,
+    /// Regex on a line the agent draws when it stops the running turn itself (Claude Code's
+    /// `⎿  Interrupted · What should Claude do instead?` after a refused permission): the turn
+    /// is interrupted and ends at the prompt the agent draws next, whatever status title
+    /// stands (it may have come before a dialog the agent then took down without a new one).
+    pub stopped_line: Option<&'static str>,
 }
 
 /// The presets that ship with clippy, in listing order. `generic` is the fallback.
@@ -89,6 +94,7 @@ pub const PRESETS: &[PresetSpec] = &[
         chrome: None,
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
     PresetSpec {
         name: "shell",
@@ -106,6 +112,7 @@ pub const PRESETS: &[PresetSpec] = &[
         chrome: None,
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
     PresetSpec {
         name: "fish",
@@ -123,6 +130,7 @@ pub const PRESETS: &[PresetSpec] = &[
         chrome: None,
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
     PresetSpec {
         name: "python",
@@ -140,6 +148,7 @@ pub const PRESETS: &[PresetSpec] = &[
         chrome: Some(r"^\.\.\.\s*$"),
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
     PresetSpec {
         name: "sqlite",
@@ -157,6 +166,7 @@ pub const PRESETS: &[PresetSpec] = &[
         chrome: None,
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
     PresetSpec {
         name: "aider",
@@ -176,6 +186,7 @@ pub const PRESETS: &[PresetSpec] = &[
         // The question with nothing typed after it yet: redrawn with the answer (`[Yes]: y`),
         // it asks no more.
         waiting_line: Some(r"\(Y\)es/\(N\)o.*:\s*$"),
+        stopped_line: None,
     },
     PresetSpec {
         name: "claude",
@@ -197,6 +208,7 @@ pub const PRESETS: &[PresetSpec] = &[
         ),
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: Some(r"^\s*⎿\s+Interrupted\b"),
     },
     PresetSpec {
         name: "codex",
@@ -216,6 +228,7 @@ pub const PRESETS: &[PresetSpec] = &[
         ),
         redraws_live_lines: false,
         waiting_line: Some(r"^\s*Would you like to .+\?\s*$"),
+        stopped_line: None,
     },
     PresetSpec {
         name: "gemini",
@@ -235,6 +248,7 @@ pub const PRESETS: &[PresetSpec] = &[
         ),
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     },
 ];
 
@@ -255,6 +269,7 @@ pub struct Preset {
     chrome: Option<Regex>,
     redraws_live_lines: bool,
     waiting_line: Option<Regex>,
+    stopped_line: Option<Regex>,
 }
 
 impl Preset {
@@ -307,6 +322,10 @@ impl Preset {
                 .waiting_line
                 .map(|p| compile("waiting line", p))
                 .transpose()?,
+            stopped_line: spec
+                .stopped_line
+                .map(|p| compile("stopped line", p))
+                .transpose()?,
         })
     }
 
@@ -334,6 +353,7 @@ impl Preset {
             chrome: None,
             redraws_live_lines: false,
             waiting_line: None,
+            stopped_line: None,
         })
     }
 
@@ -395,6 +415,10 @@ impl Preset {
 
     pub(crate) fn waiting_line(&self) -> Option<&Regex> {
         self.waiting_line.as_ref()
+    }
+
+    pub(crate) fn stopped_line(&self) -> Option<&Regex> {
+        self.stopped_line.as_ref()
     }
 
     pub(crate) fn chrome(&self) -> Option<&Regex> {

@@ -352,3 +352,37 @@ fn a_screen_end_the_agent_then_shows_busy_after_was_early_and_the_turn_goes_on()
     let content = String::from_utf8_lossy(&turn.content);
     assert!(content.contains("largest planet."), "{content:?}");
 }
+
+/// A permission refused in Claude Code's dialog: its idle title came while the dialog was
+/// drawn (whose menu says busy), then it stops — `⎿  Interrupted · What should Claude do
+/// instead?` — and draws its prompt again, with no new title and no `Stop` hook. The turn ends
+/// there, interrupted, and the session is idle at its prompt.
+#[test]
+fn a_turn_the_agent_says_it_stopped_ends_interrupted_at_its_prompt() {
+    let (mut detector, mut events) = claude_answering("I will create the marker file.");
+    events.extend(detector.feed_output(IDLE));
+    events
+        .extend(detector.feed_output(
+            " Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n".as_bytes(),
+        ));
+    events.extend(detector.feed_input(b"2"));
+    events.extend(detector.feed_output(
+        "\u{25cf} Bash(touch x)\r\n  \u{23bf}  Interrupted \u{b7} What should Claude do instead?\r\n\r\n\u{276f}\u{a0}"
+            .as_bytes(),
+    ));
+    let turns = completed(&events);
+    assert_eq!(turns.len(), 1, "{events:?}");
+    assert!(
+        turns[0].interrupted && !turns[0].ended_by_agent,
+        "{:?}",
+        turns[0]
+    );
+    assert_eq!(detector.phase(), Phase::Idle);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::AwaitingAgreement))
+            .count(),
+        0
+    );
+}

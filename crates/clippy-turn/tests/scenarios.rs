@@ -167,6 +167,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         chrome: None,
         redraws_live_lines: false,
         waiting_line: None,
+        stopped_line: None,
     })
     .unwrap();
     let frame = |status: &str, body: &str| {
