@@ -188,8 +188,9 @@ fn notify_tells_turns_and_waits_rings_the_bell_follows_a_new_broker_and_ends_on_
             .into_iter()
             .find(|n| n["title"] == "agent finished a turn")
     });
-    // Its own message, through its Stop hook.
-    assert_eq!(answered["body"], "You answered y.", "{answered}");
+    // Its own message, through its Stop hook (its dialog takes Enter for the selected option,
+    // `1. Yes`).
+    assert_eq!(answered["body"], "You answered allow.", "{answered}");
     assert!(
         !notices(&out)
             .iter()

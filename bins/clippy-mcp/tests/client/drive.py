@@ -1376,7 +1376,8 @@ async def scenario_orchestrate():
             "wait_prompt", {"session": "agent", "from": cursor, "timeout_ms": WAIT_MS}
         )
         message = await srv.ok("get_turn", {"turn_id": done["turn_id"], "format": "message"})
-        equal(message["content"], "You answered y.", "the agent went on")
+        # The test agent draws a dialog: Enter picks its selected option, `1. Yes`.
+        equal(message["content"], "You answered allow.", "the agent went on")
         await srv.poll(
             "the wait is over",
             "status",
