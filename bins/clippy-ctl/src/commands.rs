@@ -503,15 +503,7 @@ fn answer(
     reason: Option<String>,
     waiting_id: Option<u64>,
 ) -> Result<Report, CtlError> {
-    let mut broker = connect()?;
-    let waiting_id = match waiting_id {
-        Some(id) => Some(id),
-        None => broker
-            .session_status(session)?
-            .waiting
-            .map(|waiting| waiting.id),
-    };
-    let answered = broker.answer(&clippy_client::Answer {
+    let answered = connect()?.answer(&clippy_client::Answer {
         session: session.to_owned(),
         decision,
         reason,

@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 
 use crate::bridge::Bridge;
 use crate::tools::{
-    ApproveArgs, CaptureArgs, CommandArg, DeliverArgs, DenyArgs, EndSessionArgs, EventsSinceArgs,
-    ExecArgs, ExpectSendArgs, GetTurnArgs, HistoryArgs, ListTurnsArgs, NoArgs, PasteArgs,
-    ReadSpoolArgs, RouteAddArgs, RouteKindArg, RouteRemoveArgs, ScreenArgs, SearchHistoryArgs,
-    SendArgs, SessionArgs, SpawnSessionArgs, TurnFormat, WaitForArgs, WaitPromptArgs,
+    AnswerArgs, ApproveArgs, CaptureArgs, CommandArg, DeliverArgs, DenyArgs, EndSessionArgs,
+    EventsSinceArgs, ExecArgs, ExpectSendArgs, GetTurnArgs, HistoryArgs, ListTurnsArgs, NoArgs,
+    PasteArgs, ReadSpoolArgs, RouteAddArgs, RouteKindArg, RouteRemoveArgs, ScreenArgs,
+    SearchHistoryArgs, SendArgs, SessionArgs, SpawnSessionArgs, TurnFormat, WaitForArgs,
+    WaitPromptArgs,
 };
 
 /// `events_since`'s default number of events.
@@ -104,6 +105,7 @@ pub fn call(
         "history" => call.history(),
         "search_history" => call.search_history(),
         "inbox" => call.inbox(),
+        "answer" => call.answer(),
         "approve" => call.approve(),
         "deny" => call.deny(),
         other => return Err(UnknownTool(other.to_owned())),
@@ -714,6 +716,30 @@ impl Call<'_> {
         let SessionArgs { session } = self.args()?;
         let inbox = self.broker(|broker| broker.inbox(&session))?;
         Ok(json!({ "session": inbox.session, "items": inbox.items }))
+    }
+
+    fn answer(&self) -> Answer {
+        let AnswerArgs {
+            session,
+            decision,
+            reason,
+            id,
+        } = self.args()?;
+        let answered = self.broker(|broker| {
+            broker.answer(&clippy_client::Answer {
+                session: session.clone(),
+                decision: decision.wire(),
+                reason,
+                waiting_id: id,
+                by: Some("clippy-mcp".into()),
+            })
+        })?;
+        Ok(json!({
+            "session": answered.session,
+            "id": answered.waiting_id,
+            "decision": answered.decision.as_str(),
+            "message": answered.message,
+        }))
     }
 
     fn approve(&self) -> Answer {

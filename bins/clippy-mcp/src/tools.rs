@@ -430,6 +430,45 @@ pub struct ApproveArgs {
     pub text: Option<String>,
 }
 
+/// How a permission request is answered.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionArg {
+    /// Let the tool run this once.
+    Allow,
+    /// Refuse it.
+    Deny,
+    /// Let it run and stop asking for it, where the agent's dialog offers that.
+    Always,
+}
+
+impl DecisionArg {
+    /// The wire decision.
+    pub fn wire(self) -> clippy_proto::Decision {
+        match self {
+            Self::Allow => clippy_proto::Decision::Allow,
+            Self::Deny => clippy_proto::Decision::Deny,
+            Self::Always => clippy_proto::Decision::Always,
+        }
+    }
+}
+
+/// `answer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerArgs {
+    /// The session (id, prefix or name) whose agent waits for a permission.
+    pub session: String,
+    /// `allow`, `deny` or `always`.
+    pub decision: DecisionArg,
+    /// For a denial: why, typed where the agent asks what to do instead.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The wait answered (`status`'s `waiting.id`); default: the wait shown now.
+    #[serde(default)]
+    pub id: Option<u64>,
+}
+
 /// `deny`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -673,6 +712,16 @@ const ENTRIES: &[Entry] = &[
         effect: Effect::Reads,
     },
     Entry {
+        name: "answer",
+        description: "Answer the permission request a session's agent waits on (status shows \
+            waiting, with its id, the tool and its input): allow, deny or always, pressed in the \
+            agent's own dialog by its wrapper. Refused with not_waiting when nothing waits (or \
+            a person answered first), stale_answer when `id` is not the wait shown now, \
+            unsupported when the dialog offers no such choice (the message names the keys).",
+        schema: schema::<AnswerArgs>,
+        effect: Effect::Acts,
+    },
+    Entry {
         name: "approve",
         description: "Let a gated handoff go on (by approval id, from inbox): it joins the \
             target's inbox and is typed at its next prompt, as it is or with `text` in its \
@@ -764,6 +813,7 @@ mod tests {
         assert_eq!(required("search_history"), ["query"]);
         assert_eq!(required("inbox"), ["session"]);
         assert_eq!(required("approve"), ["approval"]);
+        assert_eq!(required("answer"), ["decision", "session"]);
         assert_eq!(required("deny"), ["approval"]);
         let spawn = catalogue()
             .into_iter()

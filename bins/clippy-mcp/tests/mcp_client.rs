@@ -18,7 +18,7 @@ mod support;
 
 use support::Fixture;
 
-/// `tools/list`: all 25 tools, names as the catalogue has them, each input schema a valid JSON
+/// `tools/list`: all 26 tools, names as the catalogue has them, each input schema a valid JSON
 /// Schema the SDK parsed, descriptions non-empty; an unknown tool is a JSON-RPC error (-32602).
 #[test]
 fn every_tool_is_listed_with_a_schema_and_an_unknown_tool_is_a_protocol_error() {
@@ -29,7 +29,7 @@ fn every_tool_is_listed_with_a_schema_and_an_unknown_tool_is_a_protocol_error() 
     let listed: Vec<String> = serde_json::from_value(driven.result("tools")).unwrap();
     let catalogue: Vec<&str> = clippy_mcp::tools::names().collect();
     assert_eq!(listed, catalogue, "the client sees the catalogue");
-    assert_eq!(listed.len(), 25, "{listed:?}");
+    assert_eq!(listed.len(), 26, "{listed:?}");
 }
 
 /// Lines written raw to clippy-mcp's stdin that are not JSON, or JSON but not a request, get a

@@ -1022,7 +1022,8 @@ pub struct Answer {
     pub decision: Decision,
     /// Why, for a denial: typed into the agent's own field where its dialog offers one.
     pub reason: Option<String>,
-    /// The wait answered (`waiting`'s `id`); `None`: the session's current wait.
+    /// The wait answered (`waiting`'s `id`); `None`: the session's current wait, looked up
+    /// when the answer is sent.
     pub waiting_id: Option<u64>,
     /// Who answers, as `session.answered` names it (`None`: the broker names the connection).
     pub by: Option<String>,
@@ -1056,7 +1057,9 @@ pub struct Answered {
 
 impl Connection {
     /// `answer`: answers the permission request `answer.session` waits on, with the dialog's
-    /// own keys, pressed by its wrapper while its screen shows the dialog.
+    /// own keys, pressed by its wrapper while its screen shows the dialog. With no
+    /// `waiting_id`, the session's current wait is looked up first and named, so an answer meant
+    /// for the dialog on screen now never reaches one that comes after it (`stale_answer`).
     ///
     /// # Errors
     ///
@@ -1065,6 +1068,13 @@ impl Connection {
     /// current), `unsupported` (a dialog clippy cannot read, or a decision it does not offer:
     /// the message says which keys a person would press), `timeout`.
     pub fn answer(&mut self, answer: &Answer) -> Result<Answered, ClientError> {
+        let waiting_id = match answer.waiting_id {
+            Some(id) => Some(id),
+            None => self
+                .session_status(&answer.session)?
+                .waiting
+                .map(|waiting| waiting.id),
+        };
         self.ask(
             "answer",
             Some(Duration::from_millis(DEFAULT_ANSWER_WAIT_MS)),
@@ -1073,7 +1083,7 @@ impl Connection {
                 session: answer.session.clone(),
                 decision: answer.decision,
                 reason: answer.reason.clone(),
-                waiting_id: answer.waiting_id,
+                waiting_id,
                 by: answer.by.clone(),
             },
             |reply| match reply {

@@ -82,6 +82,7 @@ TOOLS = [
     "history",
     "search_history",
     "inbox",
+    "answer",
     "approve",
     "deny",
 ]
@@ -1364,14 +1365,15 @@ async def scenario_orchestrate():
             lambda v: v["status"].get("waiting"),
         )
         report("waiting", waiting["status"]["waiting"])
-        # ---- ANSWER STEP (for the lead, once the `answer` tool lands) --------------------
-        # Replace the `send` below with:
-        #   await srv.ok("answer", {"session": "agent", "decision": "allow",
-        #                           "id": waiting["status"]["waiting"]["id"]})
-        # and check the turn's message says the tool was allowed, that a second answer gets
-        # reason not_waiting, and a stale id stale_answer. Until then the key is typed.
-        await srv.ok("send", {"session": "agent", "text": "y", "enter": True})
-        # ---- end of the ANSWER STEP ----------------------------------------------------------
+        # Answered through the tool: an id that is not the wait shown now is refused, the
+        # current one is pressed in the agent's dialog, and a second answer finds nothing waiting.
+        wait_id = waiting["status"]["waiting"]["id"]
+        await srv.fails(
+            "answer", {"session": "agent", "decision": "allow", "id": wait_id + 7}, "stale_answer"
+        )
+        answered = await srv.ok("answer", {"session": "agent", "decision": "allow", "id": wait_id})
+        equal((answered["id"], answered["decision"]), (wait_id, "allow"), "the wait answered")
+        await srv.fails("answer", {"session": "agent", "decision": "deny"}, "not_waiting")
         done = await srv.ok(
             "wait_prompt", {"session": "agent", "from": cursor, "timeout_ms": WAIT_MS}
         )
