@@ -3,13 +3,14 @@
 //! question) and how its hooks have fared; the broker keeps the latest report (it is the
 //! session's `progress`), shows it in `session_status` and `list_sessions`, and turns the
 //! changes of the waiting state into events — `session.waiting` when the agent starts waiting
-//! (or waits for something else), `session.resumed` when it no longer waits.
+//! (or waits for something else), `session.resumed` when it no longer waits — and the changes
+//! of its mode into `session.mode` (a turn starts, ends).
 //!
 //! The broker decides nothing from these reports: turn detection, routes and waits go by the
 //! wrapper's mode as before. The events are for whoever watches (a desktop notifier, an
 //! orchestrator that answers permission prompts).
 
-use clippy_proto::{AnswerRecord, EventRecord, WaitingState};
+use clippy_proto::{AnswerRecord, EventRecord, Mode, WaitingState};
 
 use super::{Action, Level, State};
 
@@ -25,6 +26,16 @@ fn is_new_wait(before: Option<&WaitingState>, now: &WaitingState) -> bool {
     before.is_none_or(|b| {
         (&b.kind, &b.tool, &b.input, b.since) != (&now.kind, &now.tool, &now.input, now.since)
     })
+}
+
+/// A mode as the wire writes it.
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Starting => "starting",
+        Mode::Idle => "idle",
+        Mode::Busy => "busy",
+        Mode::Exited => "exited",
+    }
 }
 
 /// `input` cut to [`EVENT_INPUT_LIMIT`] bytes at a character boundary, `…` added when cut.
@@ -74,6 +85,28 @@ impl State {
                 ..EventRecord::default()
             },
             _ => return,
+        };
+        self.emit(record, out);
+    }
+
+    /// A `progress` report of `session` changed its mode from `before` (`starting`, `idle`,
+    /// `busy`): emit `session.mode` with the new one, so that a watcher (the dashboard) knows
+    /// when a turn starts without asking.
+    pub(super) fn mode_changed(&mut self, session: &str, before: Mode, out: &mut Vec<Action>) {
+        let Some(entry) = self.sessions.get(session) else {
+            return;
+        };
+        let now = entry.live.progress.mode;
+        if now == before {
+            return;
+        }
+        let record = EventRecord {
+            kind: "session.mode".into(),
+            session: Some(session.to_owned()),
+            name: entry.info.name.clone(),
+            reason: Some(mode_name(now).to_owned()),
+            message: entry.live.progress.input.clone().filter(|_| now == Mode::Busy),
+            ..EventRecord::default()
         };
         self.emit(record, out);
     }
@@ -158,7 +191,7 @@ mod tests {
             let mut st = state();
             let wrapper = wrapper(&mut st, 1, "s1", Some("coder"));
             let client = connect(&mut st, 2, Role::Client);
-            Self {
+            let mut fx = Self {
                 st,
                 wrapper,
                 client,
@@ -166,7 +199,10 @@ mod tests {
                     mode: Mode::Busy,
                     ..Progress::default()
                 },
-            }
+            };
+            // The session's turn is running before the reports under test.
+            assert_eq!(kinds(&fx.report()), ["session.mode"]);
+            fx
         }
 
         /// Reports [`Fixture::progress`]; the events it caused, by type.
@@ -260,6 +296,25 @@ mod tests {
         assert_eq!(events[0].tool.as_deref(), Some("Bash"));
         assert_eq!(events[0].name.as_deref(), Some("coder"));
         assert!(fx.report().is_empty(), "resumed once");
+    }
+
+    #[test]
+    fn each_change_of_mode_is_an_event_with_the_new_mode_and_a_busy_turns_input() {
+        let mut fx = Fixture::new();
+        fx.progress.spool_size = 10;
+        assert!(fx.report().is_empty(), "still busy: nothing new");
+        fx.progress.mode = Mode::Idle;
+        let events = fx.report();
+        assert_eq!(kinds(&events), ["session.mode"]);
+        assert_eq!(events[0].reason.as_deref(), Some("idle"));
+        assert_eq!(events[0].name.as_deref(), Some("coder"));
+        assert_eq!(events[0].message, None);
+        fx.progress.mode = Mode::Busy;
+        fx.progress.input = Some("make test".into());
+        let events = fx.report();
+        assert_eq!(kinds(&events), ["session.mode"]);
+        assert_eq!(events[0].reason.as_deref(), Some("busy"));
+        assert_eq!(events[0].message.as_deref(), Some("make test"));
     }
 
     #[test]

@@ -190,6 +190,7 @@ impl State {
         let spool_size = progress.spool_size.max(entry.live.progress.spool_size);
         let typed = progress.keystrokes > entry.live.progress.keystrokes;
         let was_waiting = entry.live.progress.waiting.take();
+        let mode_before = entry.live.progress.mode;
         let was_answered = entry.live.progress.answered.take();
         let disagreements = entry.live.progress.hooks.disagreements;
         entry.live.progress = Progress {
@@ -207,6 +208,7 @@ impl State {
         if typed {
             self.human_input(session);
         }
+        self.mode_changed(session, mode_before, out);
         self.answered(session, was_answered, out);
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
