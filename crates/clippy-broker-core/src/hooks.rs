@@ -105,7 +105,12 @@ impl State {
             session: Some(session.to_owned()),
             name: entry.info.name.clone(),
             reason: Some(mode_name(now).to_owned()),
-            message: entry.live.progress.input.clone().filter(|_| now == Mode::Busy),
+            message: entry
+                .live
+                .progress
+                .input
+                .clone()
+                .filter(|_| now == Mode::Busy),
             ..EventRecord::default()
         };
         self.emit(record, out);

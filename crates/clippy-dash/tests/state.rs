@@ -1,0 +1,451 @@
+//! The dashboard's state: what it asks for, how it sorts, filters and marks, and what its keys
+//! do — fed events, replies and keys as the binary feeds them.
+
+mod common;
+
+use clippy_dash::{Action, Decision, Detail, Input, Key, Overlay, Reply, View};
+use clippy_proto::Format;
+use common::{T0, app_with, event, order, status, summary};
+use serde_json::json;
+
+fn keys(app: &mut clippy_dash::App, typed: &str) -> Vec<Action> {
+    typed
+        .chars()
+        .flat_map(|c| app.handle(Input::Key(Key::Char(c)), T0))
+        .collect()
+}
+
+#[test]
+fn connecting_asks_for_the_sessions_then_each_ones_status_and_the_routes() {
+    let mut app = clippy_dash::App::new(true);
+    assert_eq!(app.handle(Input::Broker(true), T0), [Action::Refresh]);
+    let actions = app.handle(
+        Input::Reply(Reply::Sessions(vec![
+            summary("s1", "one", "bash"),
+            summary("s2", "two", "python3"),
+        ])),
+        T0,
+    );
+    assert!(
+        actions.contains(&Action::Status("s1".into())),
+        "{actions:?}"
+    );
+    assert!(actions.contains(&Action::Status("s2".into())));
+    assert!(actions.contains(&Action::Routes));
+    // The first session is selected: its output followed, its screen asked for.
+    assert!(actions.contains(&Action::Watch(Some("s1".into()))));
+    assert!(actions.contains(&Action::Screen("s1".into())));
+}
+
+#[test]
+fn what_needs_a_person_comes_first_then_busy_starting_idle_and_ended() {
+    let mut app = app_with(
+        &[
+            ("a", "idle", "idle"),
+            ("b", "busy", "busy"),
+            ("c", "starting", "starting"),
+            ("d", "waits", "busy"),
+            ("e", "gone", "idle"),
+        ],
+        false,
+    );
+    app.handle(
+        Input::Event(event(
+            "session.waiting",
+            "d",
+            json!({"reason": "permission", "tool": "Bash", "input": "{\"command\":\"ls\"}"}),
+        )),
+        T0 + 10,
+    );
+    app.handle(
+        Input::Event(event("session.exited", "e", json!({"exit_code": 3}))),
+        T0 + 20,
+    );
+    assert_eq!(order(&app), ["d", "b", "c", "a", "e"]);
+    // The turn ends and the wait is over: the session goes down with the idle ones.
+    app.handle(
+        Input::Event(event(
+            "session.resumed",
+            "d",
+            json!({"reason": "permission"}),
+        )),
+        T0 + 30,
+    );
+    app.handle(
+        Input::Event(event("session.mode", "d", json!({"reason": "idle"}))),
+        T0 + 30,
+    );
+    assert_eq!(order(&app), ["b", "c", "d", "a", "e"]);
+    // A session that starts a turn goes up with the busy ones.
+    app.handle(
+        Input::Event(event(
+            "session.mode",
+            "a",
+            json!({"reason": "busy", "message": "make"}),
+        )),
+        T0 + 40,
+    );
+    assert_eq!(order(&app), ["a", "b", "c", "d", "e"]);
+    let a = app.session("a").expect("a");
+    assert_eq!(a.busy_since, Some(T0 + 40));
+    assert_eq!(a.input.as_deref(), Some("make"));
+    assert_eq!(app.session("e").expect("e").exited, Some(Some(3)));
+}
+
+#[test]
+fn typing_after_f_filters_the_list_and_esc_clears_it() {
+    let mut app = app_with(
+        &[
+            ("s1", "web", "idle"),
+            ("s2", "pyrepl", "idle"),
+            ("s3", "pytest", "idle"),
+        ],
+        false,
+    );
+    keys(&mut app, "f");
+    assert_eq!(app.overlay(), Some(&Overlay::Filter));
+    keys(&mut app, "py");
+    assert_eq!(order(&app), ["s2", "s3"]);
+    app.handle(Input::Key(Key::Char('t')), T0);
+    assert_eq!(order(&app), ["s3"]);
+    assert_eq!(
+        app.selected(),
+        Some("s3"),
+        "the selection follows the filter"
+    );
+    app.handle(Input::Key(Key::Enter), T0);
+    assert_eq!(app.overlay(), None);
+    assert_eq!(order(&app), ["s3"], "Enter keeps the filter");
+    // Keys act again once the filter is kept (q would quit).
+    app.handle(Input::Key(Key::Esc), T0);
+    assert_eq!(order(&app).len(), 3);
+}
+
+#[test]
+fn a_session_that_waits_or_ends_a_turn_unseen_is_marked_and_rings_once_seen_it_is_not() {
+    let mut app = app_with(&[("s1", "one", "idle"), ("s2", "two", "idle")], true);
+    assert_eq!(app.selected(), Some("s1"));
+    let actions = app.handle(
+        Input::Event(event(
+            "turn.completed",
+            "s2",
+            json!({"turn_id": "s2:1", "byte_length": 4}),
+        )),
+        T0 + 5,
+    );
+    assert!(actions.contains(&Action::Bell), "{actions:?}");
+    assert!(app.session("s2").expect("s2").attention);
+    assert_eq!(app.session("s2").expect("s2").turns, 1);
+    // The selected one is seen: no mark, no bell.
+    let actions = app.handle(
+        Input::Event(event(
+            "session.waiting",
+            "s1",
+            json!({"reason": "question"}),
+        )),
+        T0 + 6,
+    );
+    assert!(!actions.contains(&Action::Bell), "{actions:?}");
+    assert!(!app.session("s1").expect("s1").attention);
+    // Looking at the marked one clears its mark.
+    let s2_at = order(&app).iter().position(|id| id == "s2").expect("shown");
+    let s1_at = order(&app).iter().position(|id| id == "s1").expect("shown");
+    let key = if s2_at > s1_at { Key::Down } else { Key::Up };
+    app.handle(Input::Key(key), T0 + 7);
+    assert_eq!(app.selected(), Some("s2"));
+    assert!(!app.session("s2").expect("s2").attention);
+}
+
+#[test]
+fn without_the_bell_a_mark_is_silent() {
+    let mut app = app_with(&[("s1", "one", "idle"), ("s2", "two", "idle")], false);
+    let actions = app.handle(
+        Input::Event(event(
+            "session.waiting",
+            "s2",
+            json!({"reason": "permission"}),
+        )),
+        T0,
+    );
+    assert!(!actions.contains(&Action::Bell));
+    assert!(app.session("s2").expect("s2").attention);
+}
+
+#[test]
+fn a_and_d_answer_the_selected_sessions_wait_and_nothing_when_it_waits_for_nothing() {
+    let mut app = app_with(&[("s1", "agent", "busy")], false);
+    assert!(keys(&mut app, "a").is_empty());
+    assert!(
+        app.status()
+            .is_some_and(|s| s.contains("waits for nothing"))
+    );
+    app.handle(
+        Input::Reply(Reply::Status(status(
+            "s1",
+            "busy",
+            json!({"waiting": {"kind": "permission", "tool": "Bash", "input": "{}", "since": 5}}),
+        ))),
+        T0,
+    );
+    assert_eq!(
+        keys(&mut app, "a"),
+        [Action::Answer {
+            session: "s1".into(),
+            decision: Decision::Allow,
+            waiting_id: None,
+        }]
+    );
+    assert!(matches!(
+        keys(&mut app, "d")[..],
+        [Action::Answer {
+            decision: Decision::Deny,
+            ..
+        }]
+    ));
+    assert!(matches!(
+        keys(&mut app, "A")[..],
+        [Action::Answer {
+            decision: Decision::Always,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn the_screen_is_asked_again_for_output_but_never_twice_at_once() {
+    let mut app = app_with(&[("s1", "sh", "idle")], false);
+    // Asked when selected; output meanwhile is remembered, not asked again.
+    assert!(app.handle(Input::Output("s1".into()), T0).is_empty());
+    assert!(app.handle(Input::Output("s1".into()), T0).is_empty());
+    let actions = app.handle(
+        Input::Reply(Reply::Screen {
+            session: "s1".into(),
+            lines: vec!["$ ls".into()],
+        }),
+        T0,
+    );
+    assert_eq!(
+        actions,
+        [Action::Screen("s1".into())],
+        "once more, for the output"
+    );
+    let actions = app.handle(
+        Input::Reply(Reply::Screen {
+            session: "s1".into(),
+            lines: vec!["$ ls".into(), "a b".into()],
+        }),
+        T0,
+    );
+    assert!(actions.is_empty(), "nothing new came: {actions:?}");
+    assert!(matches!(app.detail().1, Detail::Lines { lines, .. } if lines.len() == 2));
+    assert_eq!(
+        app.handle(Input::Output("s1".into()), T0),
+        [Action::Screen("s1".into())]
+    );
+}
+
+#[test]
+fn nothing_needs_a_redraw_while_nothing_changes_and_a_busy_session_ticks_each_second() {
+    let mut app = app_with(&[("s1", "sh", "idle")], false);
+    app.drawn();
+    assert!(!app.changed());
+    assert_eq!(app.next_tick(T0 + 500), None, "idle: no tick");
+    app.handle(
+        Input::Event(event("session.mode", "s1", json!({"reason": "busy"}))),
+        T0 + 1000,
+    );
+    assert!(app.changed());
+    assert_eq!(app.next_tick(T0 + 1200), Some(T0 + 2000));
+    app.handle(
+        Input::Event(event("session.mode", "s1", json!({"reason": "idle"}))),
+        T0 + 3000,
+    );
+    assert_eq!(app.next_tick(T0 + 3000), None);
+}
+
+#[test]
+fn v_cycles_the_detail_and_t_toggles_text_and_message() {
+    let mut app = app_with(&[("s1", "agent", "idle")], false);
+    assert_eq!(
+        keys(&mut app, "v"),
+        [Action::Turn {
+            target: "s1".into(),
+            format: Format::Text
+        }]
+    );
+    assert_eq!(
+        keys(&mut app, "t"),
+        [Action::Turn {
+            target: "s1".into(),
+            format: Format::Message
+        }]
+    );
+    app.handle(
+        Input::Reply(Reply::Turn {
+            target: "s1".into(),
+            turn_id: "s1:2".into(),
+            format: Format::Message,
+            text: "done\nall good".into(),
+        }),
+        T0,
+    );
+    assert!(
+        matches!(app.detail().1, Detail::Lines { title, lines } if title.contains("s1:2") && lines.len() == 2)
+    );
+    // A new turn is fetched as it completes.
+    let actions = app.handle(
+        Input::Event(event("turn.completed", "s1", json!({"turn_id": "s1:3"}))),
+        T0,
+    );
+    assert!(actions.contains(&Action::Turn {
+        target: "s1".into(),
+        format: Format::Message
+    }));
+    assert_eq!(keys(&mut app, "v"), [Action::Turns("s1".into())]);
+    assert_eq!(keys(&mut app, "v"), [Action::Screen("s1".into())]);
+}
+
+#[test]
+fn the_editor_sends_its_lines_as_one_bracketed_paste() {
+    let mut app = app_with(&[("s1", "agent", "idle")], false);
+    keys(&mut app, "s");
+    keys(&mut app, "one");
+    app.handle(Input::Key(Key::Enter), T0);
+    keys(&mut app, "two");
+    let actions = app.handle(Input::Key(Key::Ctrl('s')), T0);
+    assert_eq!(
+        actions,
+        [Action::Send {
+            session: "s1".into(),
+            data: b"\x1b[200~one\ntwo\x1b[201~".to_vec()
+        }]
+    );
+    assert_eq!(app.overlay(), None);
+    assert_eq!(clippy_dash::typed("a\nb\n", false), b"a\rb");
+}
+
+#[test]
+fn a_search_opens_the_turn_found() {
+    let mut app = app_with(&[("s1", "agent", "idle")], false);
+    keys(&mut app, "/");
+    let actions = keys(&mut app, "migration");
+    assert!(actions.is_empty(), "q and the others are letters here");
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Search("migration".into())]
+    );
+    let hit = serde_json::from_value(json!({
+        "entry": {"turn_id": "old1:4", "session": "old1", "name": "coder", "timestamp": T0,
+        "byte_length": 10, "live": false}, "snippet": "the [migration] runs",
+    }))
+    .expect("a hit");
+    app.handle(Input::Reply(Reply::Hits(vec![hit])), T0);
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Turn {
+            target: "old1:4".into(),
+            format: Format::Text
+        }]
+    );
+    assert_eq!(app.detail().0, &View::Found("old1:4".into()));
+    app.handle(
+        Input::Reply(Reply::Turn {
+            target: "old1:4".into(),
+            turn_id: "old1:4".into(),
+            format: Format::Text,
+            text: "the migration runs".into(),
+        }),
+        T0,
+    );
+    assert!(
+        matches!(app.detail().1, Detail::Lines { lines, .. } if lines[0] == "the migration runs")
+    );
+}
+
+#[test]
+fn routes_show_the_inboxes_and_a_and_d_resolve_an_approval() {
+    let mut app = app_with(&[("s1", "from", "idle"), ("s2", "to", "idle")], false);
+    app.handle(
+        Input::Reply(Reply::Status(status("s2", "idle", json!({"inbox": 1})))),
+        T0,
+    );
+    let actions = keys(&mut app, "r");
+    assert!(actions.contains(&Action::Routes));
+    assert!(actions.contains(&Action::Inbox("s2".into())));
+    let item = serde_json::from_value(json!({
+        "handoff": "h1", "route": "r1", "turn_id": "s1:1", "byte_length": 3,
+        "state": "awaiting_approval", "approval": "a1", "created": T0,
+    }))
+    .expect("an item");
+    app.handle(
+        Input::Reply(Reply::Inbox {
+            session: "s2".into(),
+            items: vec![item],
+        }),
+        T0,
+    );
+    assert_eq!(keys(&mut app, "a"), [Action::Approve("a1".into())]);
+    assert_eq!(keys(&mut app, "d"), [Action::Deny("a1".into())]);
+    // An approval event refreshes the routes, the target's count and its inbox.
+    let actions = app.handle(
+        Input::Event(event(
+            "approval.resolved",
+            "s1",
+            json!({"to": "s2", "approval": "a1", "reason": "approved"}),
+        )),
+        T0,
+    );
+    assert!(actions.contains(&Action::Inbox("s2".into())), "{actions:?}");
+    assert!(actions.contains(&Action::Status("s2".into())));
+}
+
+#[test]
+fn n_starts_a_session_from_its_command_name_and_folder() {
+    let mut app = app_with(&[], false);
+    keys(&mut app, "n");
+    keys(&mut app, "python3 -q");
+    app.handle(Input::Key(Key::Tab), T0);
+    keys(&mut app, "py");
+    app.handle(Input::Key(Key::Tab), T0);
+    keys(&mut app, "/tmp");
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Spawn {
+            command: vec!["python3".into(), "-q".into()],
+            name: Some("py".into()),
+            cwd: Some("/tmp".into()),
+        }]
+    );
+}
+
+#[test]
+fn x_ends_a_session_only_once_confirmed_and_enter_attaches() {
+    let mut app = app_with(&[("s1", "sh", "idle")], false);
+    assert!(keys(&mut app, "x").is_empty());
+    assert!(keys(&mut app, "n").is_empty(), "not confirmed");
+    keys(&mut app, "x");
+    assert_eq!(keys(&mut app, "y"), [Action::End("s1".into())]);
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Attach("s1".into())]
+    );
+    assert_eq!(keys(&mut app, "c"), [Action::Capture("s1".into())]);
+    keys(&mut app, "p");
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Paste("s1".into())]
+    );
+}
+
+#[test]
+fn q_and_ctrl_c_quit_and_a_lost_broker_is_shown_and_asked_again_when_back() {
+    let mut app = app_with(&[("s1", "sh", "idle")], false);
+    app.handle(Input::Broker(false), T0);
+    assert!(!app.connected());
+    assert_eq!(app.handle(Input::Broker(true), T0), [Action::Refresh]);
+    // A broker restarted without the session: it goes.
+    app.handle(Input::Reply(Reply::Sessions(vec![])), T0);
+    assert!(app.shown().is_empty());
+    assert_eq!(keys(&mut app, "q"), [Action::Quit]);
+    assert_eq!(app.handle(Input::Key(Key::Ctrl('c')), T0), [Action::Quit]);
+}
