@@ -160,6 +160,19 @@ pub enum Command {
         /// Session id, unique id prefix, or name.
         session: String,
     },
+    /// A full-screen dashboard of every session: its state (waiting first, busy with the time
+    /// it runs), its screen or last turn, and keys to attach, answer, send, capture and paste,
+    /// start, end, approve handoffs and search the history (? lists them; q quits).
+    Dash {
+        /// Do not ring the terminal's bell when a session starts waiting or ends a turn
+        /// unseen.
+        #[arg(long)]
+        no_bell: bool,
+        /// The detach key for Enter's attach, as `attach --detach-key` takes it [default:
+        /// ctl.detach_key].
+        #[arg(long, value_name = "KEYS")]
+        detach_key: Option<String>,
+    },
     /// Print a session's screen as text right now, after up to N lines of its history (like
     /// `tmux capture-pane -p`): a dialog waiting for an answer included.
     Screen {

@@ -353,8 +353,9 @@ pub fn run(cli: &Cli) -> Result<Report, CtlError> {
         | Command::Spawn(_)
         | Command::Attach { .. }
         | Command::Detach { .. }
-        | Command::Notify(_) => Err(CtlError::Usage(
-            "hook, hooks, spawn, attach, detach and notify are run by main, not here".into(),
+        | Command::Notify(_)
+        | Command::Dash { .. } => Err(CtlError::Usage(
+            "hook, hooks, spawn, attach, detach, notify and dash are run by main, not here".into(),
         )),
     }
 }

@@ -12,6 +12,7 @@ mod broker;
 mod cli;
 mod commands;
 mod config;
+mod dash;
 mod error;
 mod exit;
 mod focus;
@@ -132,6 +133,10 @@ fn terminal_commands(cli: &Cli) -> Option<Result<Vec<u8>, error::CtlError>> {
             read_only,
             detach_key,
         } => attach(cli, &connect, session, *read_only, detach_key.as_deref()).map(|()| Vec::new()),
+        cli::Command::Dash {
+            no_bell,
+            detach_key,
+        } => dash::dash(cli, !*no_bell, detach_key.as_deref()).map(|()| Vec::new()),
         cli::Command::Detach { session } => attach::socket_of(&connect, session)
             .and_then(|(id, name, path)| {
                 let clients = attach::detach(&path, timeout)?;
@@ -156,13 +161,7 @@ fn attach(
     read_only: bool,
     detach_key: Option<&str>,
 ) -> Result<(), error::CtlError> {
-    let config = config::Config::load(cli.config.as_deref())?;
-    let key = match detach_key.or(config.detach_key.as_deref()) {
-        Some(text) => text
-            .parse()
-            .map_err(|e: clippy_attach::DetachKeyError| error::CtlError::Usage(e.to_string()))?,
-        None => clippy_attach::DetachKey::default(),
-    };
+    let key = detach_key_of(cli, detach_key)?;
     let (id, name, path) = attach::socket_of(connect, session)?;
     let label = name.unwrap_or(id);
     let said = match attach::attach(&path, read_only, key)? {
@@ -176,6 +175,20 @@ fn attach(
     };
     eprintln!("{said}");
     Ok(())
+}
+
+/// The detach key: `--detach-key`, else `ctl.detach_key`, else Ctrl+\ then d.
+pub(crate) fn detach_key_of(
+    cli: &Cli,
+    detach_key: Option<&str>,
+) -> Result<clippy_attach::DetachKey, error::CtlError> {
+    let config = config::Config::load(cli.config.as_deref())?;
+    Ok(match detach_key.or(config.detach_key.as_deref()) {
+        Some(text) => text
+            .parse()
+            .map_err(|e: clippy_attach::DetachKeyError| error::CtlError::Usage(e.to_string()))?,
+        None => clippy_attach::DetachKey::default(),
+    })
 }
 
 /// `--notify`: the result goes to the desktop (or tmux's status line) instead of stdout; it

@@ -24,4 +24,4 @@ pub use app::{
     Action, App, Decision, Detail, Input, Overlay, Phase, Reply, Session, View, Wait, typed,
 };
 pub use keys::{Key, KeyDecoder};
-pub use view::{HELP, Theme, duration, one_line, render, state_text};
+pub use view::{HELP, Theme, clock, duration, one_line, render, state_text};

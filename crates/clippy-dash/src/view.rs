@@ -161,6 +161,13 @@ pub fn duration(ms: u64) -> String {
     }
 }
 
+/// The time of day of `ms` (Unix ms), UTC: `14:03:27` — when a session was last active (an
+/// absolute time stays true without redrawing).
+pub fn clock(ms: u64) -> String {
+    let s = ms / 1000 % 86_400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}
+
 /// What a session's state column says.
 pub fn state_text(s: &Session, now: u64) -> String {
     match s.phase() {
@@ -202,7 +209,7 @@ fn render_list(
         ]
     } else {
         vec![
-            "", "NAME", "PRESET", "STATE", "TURNS", "ACTIVE", "HOOKS", "ROUTES", "COMMAND",
+            "", "NAME", "PRESET", "STATE", "TURNS", "LAST", "HOOKS", "ROUTES", "COMMAND",
         ]
     };
     let rows = shown.iter().map(|s| {
@@ -225,10 +232,7 @@ fn render_list(
             }),
             Cell::from(state_text(s, now)).style(theme.phase(s.phase())),
             Cell::from(s.turns.to_string()),
-            Cell::from(
-                s.last_activity
-                    .map_or("-".to_owned(), |at| duration(now.saturating_sub(at))),
-            ),
+            Cell::from(s.last_activity.map_or("-".to_owned(), clock)),
             Cell::from(if s.disagreements > 0 {
                 format!("!{}", s.disagreements)
             } else {
@@ -248,7 +252,7 @@ fn render_list(
             Constraint::Length(7),
             Constraint::Min(16),
             Constraint::Length(5),
-            Constraint::Length(6),
+            Constraint::Length(8),
             Constraint::Length(5),
             Constraint::Length(6),
         ]
@@ -259,7 +263,7 @@ fn render_list(
             Constraint::Length(8),
             Constraint::Min(24),
             Constraint::Length(5),
-            Constraint::Length(7),
+            Constraint::Length(8),
             Constraint::Length(5),
             Constraint::Length(7),
             Constraint::Length(12),
