@@ -12,11 +12,13 @@
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
 //!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for,
-//!   hook, attach, mcp and history benches (which they write to `target/*-bench.md` themselves); the attach
-//!   bench (`--bench attach`) measures keystroke echo through `clippy-ctl attach` against the
-//!   direct wrapper and a 64 MiB burst with reading and stalled attached clients; the mcp bench
-//!   (`--bench mcp`) measures `get_turn` and `list_sessions` as MCP tool calls through
-//!   `clippy-mcp` against the same requests over a `clippy_proto::Client` connection.
+//!   hook, attach, mcp, history and dash benches (which they write to `target/*-bench.md`
+//!   themselves); the attach bench (`--bench attach`) measures keystroke echo through
+//!   `clippy-ctl attach` against the direct wrapper and a 64 MiB burst with reading and stalled
+//!   attached clients; the mcp bench (`--bench mcp`) measures `get_turn` and `list_sessions` as
+//!   MCP tool calls through `clippy-mcp` against the same requests over a `clippy_proto::Client`
+//!   connection; the dash bench (`--bench dash`) the dashboard's frame time with 100 sessions
+//!   and 200 events/s and the running dashboard idle.
 //! - `soak [--seconds N] [--sessions N] [--clients N] [ARGS…]` — builds `clippy-session`,
 //!   `clippy-broker` and the `soak` binary of `clippy-benches` in release, then runs the soak
 //!   (defaults: 64 sessions, 8 clients, 60 s; see `benches/src/soak.rs`); it prints a table and
@@ -283,7 +285,7 @@ fn fuzz(secs: u64, required: bool) -> Result {
 /// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
 /// (which take none); then the three tables.
 /// The benches that write a table of their own, and its file in `target/`.
-const BENCH_TABLES: [(&str, &str); 8] = [
+const BENCH_TABLES: [(&str, &str); 9] = [
     ("wrapper", "wrapper-bench.md"),
     ("broker", "broker-bench.md"),
     ("spool_scan", "spool-scan-bench.md"),
@@ -292,6 +294,7 @@ const BENCH_TABLES: [(&str, &str); 8] = [
     ("attach", "attach-bench.md"),
     ("mcp", "mcp-bench.md"),
     ("history", "history-bench.md"),
+    ("dash", "dash-bench.md"),
 ];
 
 fn bench(extra: &[String]) -> Result {

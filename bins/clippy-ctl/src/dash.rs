@@ -11,8 +11,9 @@
 //!   again only when it changed.
 //!
 //! This thread waits in `poll` for keys, signals and the others' news, and redraws only when
-//! the state says something shown changed — or, while a busy session's elapsed time is shown,
-//! at its next whole second. With nothing changing it does not wake up.
+//! the state says something shown changed — at most [`FRAMES_PER_SECOND`] times a second — or,
+//! while a busy session's elapsed time is shown, at its next whole second. With nothing
+//! changing it does not wake up.
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
@@ -24,7 +25,8 @@ use std::time::Duration;
 use clippy_attach::DetachKey;
 use clippy_client::{ClientError, Connection, Endpoint, SearchQuery};
 use clippy_dash::{
-    Action, AnsiBackend, App, BELL, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Reply, Theme,
+    Action, AnsiBackend, App, BELL, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer, Reply,
+    Theme,
 };
 use clippy_proto::{Format, PatternKind};
 use clippy_pty::{RawModeGuard, Signal, SignalPipe};
@@ -35,6 +37,9 @@ use ratatui::layout::Size;
 use crate::cli::Cli;
 use crate::error::CtlError;
 
+/// The most frames drawn a second: a burst of events is drawn in a few frames, each change at
+/// most 40 ms late.
+const FRAMES_PER_SECOND: u64 = 25;
 /// How long the broker may be away before the next try to connect.
 const RECONNECT: Duration = Duration::from_secs(1);
 /// The least time between two notices of the selected session's output (four a second).
@@ -194,12 +199,23 @@ impl Run<'_> {
         let mut keys = KeyDecoder::default();
         let mut buf = vec![0u8; 16 * 1024];
         let mut stdin_open = true;
+        let mut pacer = Pacer::new(FRAMES_PER_SECOND);
+        let mut tick = false;
         while !self.quit {
-            if self.app.changed() {
-                screen.draw(self.app);
-            }
             let now = clippy_proto::unix_ms_now();
-            let timeout = match self.app.next_tick(now) {
+            let mut wake_at = self.app.next_tick(now);
+            if self.app.changed() || tick {
+                match pacer.wait(now) {
+                    None => {
+                        screen.draw(self.app);
+                        pacer.drew(now);
+                        tick = false;
+                        wake_at = self.app.next_tick(now);
+                    }
+                    Some(at) => wake_at = Some(wake_at.map_or(at, |w| w.min(at))),
+                }
+            }
+            let timeout = match wake_at {
                 Some(at) => {
                     PollTimeout::try_from(at.saturating_sub(now).max(1)).unwrap_or(PollTimeout::MAX)
                 }
@@ -214,8 +230,8 @@ impl Run<'_> {
             }
             match nix::poll::poll(&mut fds, timeout) {
                 Ok(0) => {
-                    // The next second of a busy session's elapsed time.
-                    screen.draw(self.app);
+                    // The next second of a busy session's elapsed time, or a frame held back.
+                    tick = true;
                     continue;
                 }
                 Ok(_) => {}

@@ -101,6 +101,14 @@ impl Dash {
         }
     }
 
+    /// Waits until the terminal is back on its normal screen (the last bytes the dashboard
+    /// wrote may reach the emulator after it exited).
+    fn wait_normal_screen(&self) {
+        wait_for("the alternate screen to be left", || {
+            (!self.alternate()).then_some(())
+        });
+    }
+
     fn keys(&self, keys: &[u8]) {
         std::io::Write::write_all(&mut &*self.master, keys).unwrap();
     }
@@ -209,7 +217,7 @@ fn the_list_follows_each_state_enter_attaches_a_resize_redraws_and_q_restores_th
     let mut dash = dash;
     let status = wait_for("the dashboard to exit", || dash.child.try_wait().unwrap());
     assert!(status.success(), "{status:?}");
-    assert!(!dash.alternate(), "the alternate screen was left");
+    dash.wait_normal_screen();
 }
 
 #[test]
@@ -259,7 +267,7 @@ fn a_search_opens_a_turn_and_a_gated_handoff_is_approved() {
         dash.child.try_wait().unwrap()
     });
     assert!(status.success());
-    assert!(!dash.alternate());
+    dash.wait_normal_screen();
 }
 
 #[test]
@@ -306,5 +314,5 @@ fn a_waiting_agent_comes_first_and_a_hang_up_restores_the_terminal() {
         dash.child.try_wait().unwrap()
     });
     assert!(status.success(), "{status:?}");
-    assert!(!dash.alternate());
+    dash.wait_normal_screen();
 }

@@ -1223,3 +1223,33 @@ pub fn typed(text: &str, bracketed: bool) -> Vec<u8> {
         text.replace('\n', "\r").into_bytes()
     }
 }
+
+/// How often the dashboard may redraw: at most `per_second` frames, so a burst of events (200
+/// a second over 100 sessions) costs a few frames, not one each; the state's own changes stay
+/// at most one frame interval behind. Sans-I/O: the caller passes the time (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pacer {
+    interval: u64,
+    last: Option<u64>,
+}
+
+impl Pacer {
+    /// At most `per_second` frames a second (at least one).
+    pub fn new(per_second: u64) -> Self {
+        Self {
+            interval: 1000 / per_second.max(1),
+            last: None,
+        }
+    }
+
+    /// `None`: a frame may be drawn at `now`; else the time it may.
+    pub fn wait(&self, now: u64) -> Option<u64> {
+        let next = self.last? + self.interval;
+        (next > now).then_some(next)
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drew(&mut self, now: u64) {
+        self.last = Some(now);
+    }
+}

@@ -21,7 +21,7 @@ mod view;
 
 pub use ansi::{AnsiBackend, BELL, ENTER_SCREEN, LEAVE_SCREEN};
 pub use app::{
-    Action, App, Decision, Detail, Input, Overlay, Phase, Reply, Session, View, Wait, typed,
+    Action, App, Decision, Detail, Input, Overlay, Pacer, Phase, Reply, Session, View, Wait, typed,
 };
 pub use keys::{Key, KeyDecoder};
 pub use view::{HELP, Theme, clock, duration, one_line, render, state_text};

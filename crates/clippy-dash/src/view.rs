@@ -68,7 +68,7 @@ pub fn render(app: &App, theme: Theme, now: u64, frame: &mut Frame<'_>) {
     let shown = app.shown();
     let wide = area.width >= 140;
     let (list_area, detail_area) = if wide {
-        let [l, d] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+        let [l, d] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
             .areas(body);
         (l, d)
     } else {
@@ -142,7 +142,7 @@ fn footer_line(app: &App, theme: Theme) -> Line<'static> {
         Some(Overlay::ConfirmEnd(_)) => "y end it  any other key: keep it",
         Some(Overlay::Help) => "any key closes",
         None => {
-            "↑↓ select  Enter attach  a/d answer  s send  v view  / search  r routes  n new  x end  f filter  ? help  q quit"
+            "? help  q quit  ↑↓ select  Enter attach  a/d answer  s send  v view  / search  r routes  n new  x end  f filter"
         }
     };
     Line::from(Span::styled(
@@ -250,7 +250,7 @@ fn render_list(
             Constraint::Length(1),
             Constraint::Length(12),
             Constraint::Length(7),
-            Constraint::Min(16),
+            Constraint::Fill(1),
             Constraint::Length(5),
             Constraint::Length(8),
             Constraint::Length(5),
@@ -261,7 +261,7 @@ fn render_list(
             Constraint::Length(1),
             Constraint::Length(14),
             Constraint::Length(8),
-            Constraint::Min(24),
+            Constraint::Fill(1),
             Constraint::Length(5),
             Constraint::Length(8),
             Constraint::Length(5),

@@ -449,3 +449,12 @@ fn q_and_ctrl_c_quit_and_a_lost_broker_is_shown_and_asked_again_when_back() {
     assert_eq!(keys(&mut app, "q"), [Action::Quit]);
     assert_eq!(app.handle(Input::Key(Key::Ctrl('c')), T0), [Action::Quit]);
 }
+
+#[test]
+fn the_pacer_lets_a_frame_through_at_most_once_an_interval() {
+    let mut pacer = clippy_dash::Pacer::new(25);
+    assert_eq!(pacer.wait(T0), None, "the first frame at once");
+    pacer.drew(T0);
+    assert_eq!(pacer.wait(T0 + 10), Some(T0 + 40));
+    assert_eq!(pacer.wait(T0 + 40), None);
+}
