@@ -689,9 +689,6 @@ impl App {
                     s.turns = summary.turns;
                     s.last_turn_id = summary.last_turn_id;
                     s.bracketed_paste = summary.bracketed_paste;
-                    if s.last_activity.is_none() {
-                        s.last_activity = Some(now);
-                    }
                     if new {
                         out.push(Action::Status(summary.session));
                     }

@@ -68,7 +68,7 @@ pub fn render(app: &App, theme: Theme, now: u64, frame: &mut Frame<'_>) {
     let shown = app.shown();
     let wide = area.width >= 140;
     let (list_area, detail_area) = if wide {
-        let [l, d] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+        let [l, d] = Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)])
             .areas(body);
         (l, d)
     } else {
