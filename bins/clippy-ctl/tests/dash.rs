@@ -201,6 +201,16 @@ fn the_list_follows_each_state_enter_attaches_a_resize_redraws_and_q_restores_th
     dash.wait_text("clippy dash");
     dash.wait_line(&["sh", "idle", " 2 "]);
 
+    // s: a message written in the editor is sent as one paste and submitted.
+    dash.keys(b"s");
+    dash.wait_text("message to sh");
+    dash.keys(b"echo sent-by-the-$((6*7))-editor\x13");
+    dash.wait("the sent command's output", |text| {
+        text.lines()
+            .any(|l| l.trim() == "sent-by-the-42-editor")
+            .then_some(())
+    });
+
     // A resize redraws at the new size: the wide layout has the COMMAND column.
     dash.resize(WinSize::new(160, 50));
     dash.wait_line(&["NAME", "COMMAND"]);
