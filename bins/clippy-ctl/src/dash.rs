@@ -25,8 +25,8 @@ use std::time::Duration;
 use clippy_attach::DetachKey;
 use clippy_client::{ClientError, Connection, Endpoint, SearchQuery};
 use clippy_dash::{
-    Action, AnsiBackend, App, BELL, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer, Reply,
-    Theme,
+    Action, AnsiBackend, App, BELL, Decision, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer,
+    Reply, Theme,
 };
 use clippy_proto::{Format, PatternKind};
 use clippy_pty::{RawModeGuard, Signal, SignalPipe};
@@ -483,9 +483,26 @@ fn ask(conn: &mut Connection, action: &Action) -> Result<Option<Reply>, ClientEr
             session: session.clone(),
             turns: conn.list_turns(session, Some(200))?,
         },
-        Action::Answer { session, .. } => Reply::Failed(format!(
-            "answer {session}: this clippy-ctl has no answer request yet (issue 30)"
-        )),
+        Action::Answer {
+            session,
+            decision,
+            waiting_id,
+        } => {
+            let decision = match decision {
+                Decision::Allow => clippy_proto::Decision::Allow,
+                Decision::Always => clippy_proto::Decision::Always,
+                Decision::Deny => clippy_proto::Decision::Deny,
+            };
+            let answered = conn.answer(&clippy_client::Answer {
+                waiting_id: *waiting_id,
+                by: Some("clippy-ctl dash".into()),
+                ..clippy_client::Answer::new(session.clone(), decision)
+            })?;
+            Reply::Done(format!(
+                "answered {session}: {}",
+                answered.decision.as_str()
+            ))
+        }
         Action::Send { session, data } => {
             let input = clippy_client::Input::new(data.clone(), true)?;
             let bytes = conn.send(session, input, Duration::from_secs(5))?;

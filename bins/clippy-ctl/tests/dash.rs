@@ -281,7 +281,7 @@ fn a_search_opens_a_turn_and_a_gated_handoff_is_approved() {
 }
 
 #[test]
-fn a_waiting_agent_comes_first_and_a_hang_up_restores_the_terminal() {
+fn a_waiting_agent_comes_first_is_answered_with_a_and_a_hang_up_restores_the_terminal() {
     let dir = TempDir::with_runtime("dash-agent");
     let _broker = broker(&dir, &[]);
     let bin = dir.subdir("bin");
@@ -311,11 +311,19 @@ fn a_waiting_agent_comes_first_and_a_hang_up_restores_the_terminal() {
         .map(str::to_owned);
     assert_eq!(first.as_deref(), Some(line.as_str()), "{}", dash.text());
     dash.wait_text("1 waiting");
-    // Answered at its terminal: the wait is over.
-    let out = ctl(&dir, &[], &["send", "agent", "y"]);
-    assert!(out.status.success(), "{out:?}");
+    // a answers it (allow) from the dashboard: the agent goes on.
+    dash.keys(b"\x1b[H");
+    dash.wait_text("agent: screen");
+    dash.keys(b"a");
+    dash.wait_line(&["answered", ": allow"]);
     wait_for("the wait to end", || {
         (!dash.text().contains("waiting permission")).then_some(())
+    });
+    wait_for("the agent to go on", || {
+        let out = ctl(&dir, &[], &["screen", "agent"]);
+        String::from_utf8_lossy(&out.stdout)
+            .contains("You answered allow")
+            .then_some(())
     });
     // A hang-up ends the dashboard and puts the terminal back.
     let mut dash = dash;

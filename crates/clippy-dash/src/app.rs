@@ -130,7 +130,8 @@ pub enum Action {
         session: String,
         /// How.
         decision: Decision,
-        /// The wait answered (`None` while the broker does not name its waits).
+        /// The wait answered, so that a wait that changed meanwhile is not answered in its
+        /// place (`None`: a wrapper that does not number its waits; the current one).
         waiting_id: Option<u64>,
     },
     /// `send`: `data` typed into the session, then Enter.
@@ -640,7 +641,7 @@ impl App {
                     tool: e.tool,
                     input: e.input,
                     message: e.message,
-                    id: None,
+                    id: e.waiting_id,
                 });
                 s.last_activity = Some(now);
                 self.attention(&id, out);
@@ -713,7 +714,8 @@ impl App {
                     tool: w.tool,
                     input: w.input,
                     message: w.message,
-                    id: None,
+                    // 0: a wrapper older than waiting ids.
+                    id: (w.id > 0).then_some(w.id),
                 });
                 s.disagreements = st.hooks.disagreements;
                 s.inbox = st.inbox;

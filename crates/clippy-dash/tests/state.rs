@@ -172,7 +172,7 @@ fn without_the_bell_a_mark_is_silent() {
 }
 
 #[test]
-fn a_and_d_answer_the_selected_sessions_wait_and_nothing_when_it_waits_for_nothing() {
+fn a_and_d_answer_the_selected_sessions_wait_naming_it_and_nothing_when_it_waits_for_nothing() {
     let mut app = app_with(&[("s1", "agent", "busy")], false);
     assert!(keys(&mut app, "a").is_empty());
     assert!(
@@ -183,7 +183,7 @@ fn a_and_d_answer_the_selected_sessions_wait_and_nothing_when_it_waits_for_nothi
         Input::Reply(Reply::Status(status(
             "s1",
             "busy",
-            json!({"waiting": {"kind": "permission", "tool": "Bash", "input": "{}", "since": 5}}),
+            json!({"waiting": {"id": 3, "kind": "permission", "tool": "Bash", "input": "{}", "since": 5}}),
         ))),
         T0,
     );
@@ -192,9 +192,25 @@ fn a_and_d_answer_the_selected_sessions_wait_and_nothing_when_it_waits_for_nothi
         [Action::Answer {
             session: "s1".into(),
             decision: Decision::Allow,
-            waiting_id: None,
+            waiting_id: Some(3),
         }]
     );
+    // The next wait, as its event names it: the answer names that one.
+    app.handle(
+        Input::Event(event(
+            "session.waiting",
+            "s1",
+            json!({"reason": "permission", "tool": "Edit", "waiting_id": 4}),
+        )),
+        T0,
+    );
+    assert!(matches!(
+        keys(&mut app, "a")[..],
+        [Action::Answer {
+            waiting_id: Some(4),
+            ..
+        }]
+    ));
     assert!(matches!(
         keys(&mut app, "d")[..],
         [Action::Answer {
