@@ -16,7 +16,8 @@
 //!    `clippy-broker` (release) with two `clippy-session` bash sessions (release), once it has
 //!    drawn and been still for a second: for [`IDLE`] it counts the bytes it writes to its
 //!    terminal (a redraw writes some), its threads' context switches (every wake-up is one) and
-//!    its CPU time (`/proc`).
+//!    its CPU time (`/proc`). The sessions' programs are killed at the end (their wrappers end
+//!    with them).
 //!
 //! It prints a markdown report and writes it to `target/dash-bench.md`; it asserts no timing.
 
@@ -331,6 +332,20 @@ fn idle() -> Result<Idle, Error> {
     let (bytes1, switches1, cpu1) = (written.load(Ordering::Relaxed), switches(pid), cpu_ns(pid));
     let _ = (&*master).write_all_q();
     let _ = child.wait();
+    // The sessions' programs are killed (their wrappers then end), before the broker goes.
+    for id in &sessions {
+        let status = std::process::Command::new(&ctl_bin)
+            .args(["--json", "status", id])
+            .env("XDG_RUNTIME_DIR", runtime)
+            .output()?;
+        let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
+        if let Some(pid) = json["session_status"]["pid"].as_i64() {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0)),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
     Ok(Idle {
         bytes: bytes1 - bytes0,
         switches: switches1.saturating_sub(switches0),
