@@ -7,8 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clippy_desktop::{
@@ -111,13 +110,7 @@ pub fn run(cli: &Cli, args: &BindingArgs, config: &Config) -> Result<Report, Ctl
     let mut keys = X11Hotkeys::connect(None).map_err(desktop)?;
     let mut resolver = X11Resolver::connect(None).map_err(desktop)?;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|source| CtlError::Io {
-            context: "cannot handle signals".into(),
-            source,
-        })?;
-    }
+    let stop = crate::stop::on_term_or_interrupt()?;
 
     let results = keys.register(&bindings);
     let mut grabbed = Vec::new();

@@ -23,6 +23,7 @@ mod output;
 mod routing;
 mod spawn;
 mod spool;
+mod stop;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -4,7 +4,6 @@
 //! reading a turn's text when a notice needs it, and the outputs.
 
 use std::io::Write;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -47,13 +46,7 @@ pub fn run(
         interval_ms: args.interval_ms,
     };
     let endpoint = crate::broker::endpoint(cli)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|source| CtlError::Io {
-            context: "cannot handle signals".into(),
-            source,
-        })?;
-    }
+    let stop = crate::stop::on_term_or_interrupt()?;
     let mut outputs = Outputs {
         out,
         err,
