@@ -25,8 +25,8 @@ use std::time::Duration;
 use clippy_attach::DetachKey;
 use clippy_client::{ClientError, Connection, Endpoint, SearchQuery};
 use clippy_dash::{
-    Action, AnsiBackend, App, BELL, Decision, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer,
-    Reply, Theme,
+    Action, AnsiBackend, App, BELL, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer, Reply,
+    Theme,
 };
 use clippy_proto::{Format, PatternKind};
 use clippy_pty::{RawModeGuard, Signal, SignalPipe};
@@ -488,15 +488,10 @@ fn ask(conn: &mut Connection, action: &Action) -> Result<Option<Reply>, ClientEr
             decision,
             waiting_id,
         } => {
-            let decision = match decision {
-                Decision::Allow => clippy_proto::Decision::Allow,
-                Decision::Always => clippy_proto::Decision::Always,
-                Decision::Deny => clippy_proto::Decision::Deny,
-            };
             let answered = conn.answer(&clippy_client::Answer {
                 waiting_id: *waiting_id,
                 by: Some("clippy-ctl dash".into()),
-                ..clippy_client::Answer::new(session.clone(), decision)
+                ..clippy_client::Answer::new(session.clone(), *decision)
             })?;
             Reply::Done(format!(
                 "answered {session}: {}",

@@ -9,22 +9,11 @@
 use std::collections::BTreeMap;
 
 use clippy_proto::{
-    EventRecord, Format, InboxItem, Mode, RouteInfo, SearchHit, SessionState, SessionSummary,
-    TurnMeta,
+    Decision, EventRecord, Format, InboxItem, Mode, RouteInfo, SearchHit, SessionState,
+    SessionSummary, TurnMeta,
 };
 
 use crate::keys::Key;
-
-/// How a waiting permission is answered (`a`, `A`, `d`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Let the tool run this once.
-    Allow,
-    /// Let it run and stop asking.
-    Always,
-    /// Refuse it.
-    Deny,
-}
 
 /// Something the dashboard is told.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,9 @@ mod view;
 
 pub use ansi::{AnsiBackend, BELL, ENTER_SCREEN, LEAVE_SCREEN};
 pub use app::{
-    Action, App, Decision, Detail, Input, Overlay, Pacer, Phase, Reply, Session, View, Wait, typed,
+    Action, App, Detail, Input, Overlay, Pacer, Phase, Reply, Session, View, Wait, typed,
 };
+/// How a waiting permission is answered (`a`, `A`, `d`): the broker's own decision.
+pub use clippy_proto::Decision;
 pub use keys::{Key, KeyDecoder};
 pub use view::{HELP, Theme, clock, duration, one_line, render, state_text};
