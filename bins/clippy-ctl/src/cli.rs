@@ -793,6 +793,15 @@ mod tests {
     }
 
     #[test]
+    fn spawn_defaults_to_the_size_every_front_end_starts_sessions_at() {
+        let cli = Cli::try_parse_from(["clippy-ctl", "spawn", "--", "bash"]).unwrap();
+        let Command::Spawn(args) = cli.command else {
+            panic!("spawn")
+        };
+        assert_eq!(args.size, clippy_client::TermSize::DETACHED.spec());
+    }
+
+    #[test]
     fn zero_timeout_is_refused() {
         assert!(Cli::try_parse_from(["clippy-ctl", "--timeout", "0", "status"]).is_err());
     }

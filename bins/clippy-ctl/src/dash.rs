@@ -413,7 +413,7 @@ fn request(
             command: command.iter().map(Into::into).collect(),
             name: name.clone(),
             cwd: cwd.as_ref().map(Into::into),
-            size: "120x40".into(),
+            size: clippy_client::TermSize::DETACHED.spec(),
             ..clippy_client::Spawn::default()
         };
         return Some(match clippy_client::spawn(&spawn, timeout) {

@@ -607,7 +607,7 @@ impl Call<'_> {
         let size = match size {
             Some(size) => clippy_client::TermSize::new(size.cols, size.rows)
                 .map_err(|e| named("size", &e.to_string()))?,
-            None => clippy_client::TermSize::new(120, 40)?,
+            None => clippy_client::TermSize::DETACHED,
         };
         if name.as_deref().is_some_and(|name| name.trim().is_empty()) {
             return Err(named("name", "a name is not blank"));

@@ -173,6 +173,13 @@ pub struct TermSize {
 }
 
 impl TermSize {
+    /// The size of a session started with no terminal when none is asked for (`clippy-ctl
+    /// spawn`, MCP's `spawn_session`, the dashboard's `n`): 120 columns by 40 rows.
+    pub const DETACHED: Self = Self {
+        cols: 120,
+        rows: 40,
+    };
+
     /// `cols` columns by `rows` rows.
     ///
     /// # Errors
