@@ -607,12 +607,7 @@ impl Session {
             match command {
                 LoopCommand::Input(data) => {
                     self.input_backlog.taken(data.len());
-                    self.pending_input.extend(&data);
-                    self.flush_tap();
-                    self.tap.send(Tapped::Input {
-                        bytes: data,
-                        human: false,
-                    });
+                    self.write_injected(data);
                 }
                 LoopCommand::Terminate => terminate = true,
                 LoopCommand::AgentReport(report) => {
@@ -668,21 +663,10 @@ impl Session {
                     self.flush_tap();
                     self.tap.send(Tapped::AnswerWritten { request, written });
                     if written {
-                        self.pending_input.extend(&keys);
-                        self.tap.send(Tapped::Input {
-                            bytes: keys,
-                            human: false,
-                        });
+                        self.write_injected(keys);
                     }
                 }
-                FromTap::Type(keys) => {
-                    self.pending_input.extend(&keys);
-                    self.flush_tap();
-                    self.tap.send(Tapped::Input {
-                        bytes: keys,
-                        human: false,
-                    });
-                }
+                FromTap::Type(keys) => self.write_injected(keys),
             }
         }
         self.flush_input()?;
@@ -759,6 +743,17 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Queues input that is not a person's (the broker's, or the keys of an answer) for the
+    /// child, and hands it to the tap behind the output read so far.
+    fn write_injected(&mut self, bytes: Vec<u8>) {
+        self.pending_input.extend(&bytes);
+        self.flush_tap();
+        self.tap.send(Tapped::Input {
+            bytes,
+            human: false,
+        });
     }
 
     /// Hands a person's input (already queued for the child) to the tap, counted.
