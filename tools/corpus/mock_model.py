@@ -246,13 +246,14 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 txt = "\n".join(b.get("text", "") for b in c if b.get("type") == "text")
                 has_result = any(b.get("type") == "tool_result" for b in c)
+            # ignore Claude Code's pure <system-reminder> blocks
+            visible = re.sub(r"<system-reminder>.*?</system-reminder>", "", txt, flags=re.S).strip()
             if i == len(msgs) - 1:
-                after_tool = has_result
-            if txt.strip() and not has_result:
-                # ignore Claude Code's pure <system-reminder> blocks
-                visible = re.sub(r"<system-reminder>.*?</system-reminder>", "", txt, flags=re.S).strip()
-                if visible:
-                    user_text = visible
+                # A refused tool's result sent along with the next question (Claude Code after
+                # "No" and a new prompt) is a new question, not the tool's outcome.
+                after_tool = has_result and not visible
+            if visible:
+                user_text = visible
         system = body.get("system", "")
         if isinstance(system, list):
             system = "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
