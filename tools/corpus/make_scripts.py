@@ -297,10 +297,16 @@ def new_scripts_for(key, A):
 # The report that ends a turn, per agent (a regex on the report's text, for "wait_hook").
 HOOK_END = {"claude": '"hook_event_name":\\s*"Stop"', "codex": "agent-turn-complete",
             "gemini": '"hook_event_name":\\s*"AfterAgent"'}
-HOOK_CASES = {"claude": ["basic", "long", "permission", "typeahead"],
+HOOK_CASES = {"claude": ["basic", "long", "permission", "typeahead", "deny"],
               "codex": ["basic", "long", "permission", "typeahead"],
               "gemini": ["basic", "long"]}
 HOOK_SIZES = [[80, 24], [120, 40]]
+# How each agent's dialog is answered by its own keys, and what it draws when a refusal stops it.
+DENY = {"claude": {"command": ["claude", "--permission-mode", "default"], "dialog": "Do you want to proceed", "allow": [{"send": "1"}], "deny": [{"send": "3"}],
+                   "stopped": "What should Claude do instead", "before": "I will create the marker file with a shell command.",
+                   "notes": "After '3' (No) Claude draws '\u23bf  Interrupted \u00b7 What should Claude do instead?' "
+                            "(only the changed cells: the \u23bf may stay from before) and its prompt, with no Stop "
+                            "hook and no new title: the turn ends there, interrupted."}}
 HOOK_NOTES = ("The agent's hooks are wired for the run as clippy-session wires them (record.py \"hooks\": "
               "clippy_hooks::per_run's wiring, pointing at target/debug/clippy-ctl hook AGENT, "
               "CLIPPY_HOOK_SOCKET = the recorder's socket); each report is an \"h\" event.")
@@ -337,6 +343,21 @@ def hooks_scripts_for(key, A):
                                   turns=ta_turns,
                                   notes="Typed-ahead: the second question is typed and submitted (Enter) while the "
                                         "slow reply still streams (after 'Slow line 2'). " + ta.get("notes", ""))
+        # Allowed, refused, allowed again (issue 30): after "No" Claude Code stops the turn with
+        # `Interrupted · What should Claude do instead?`, no Stop hook and no new title.
+        deny = DENY.get(key)
+        if deny:
+            dialog = [{"wait_for": deny["dialog"], "timeout": 30}, {"sleep": 0.8}]
+            cases["deny"] = dict(
+                steps=ready + submit(QT) + dialog + deny["allow"] + ended(1) + settle
+                + submit(QT) + dialog + deny["deny"] + [{"wait_for": deny["stopped"], "timeout": 30},
+                                                        {"sleep": 2.5}]
+                + submit(QT) + dialog + deny["allow"] + ended(2) + settle + exit_,
+                turns=[turn(QT, A.get("tool_reply", AT)), turn(QT, deny["before"], interrupted=True),
+                       turn(QT, A.get("tool_reply", AT))],
+                notes="A tool allowed, refused, allowed again, each answered with the dialog's own key. "
+                      + deny["notes"])
+            cases["deny"]["command"] = deny["command"]
         for case in HOOK_CASES[key]:
             name = "%s-hooks-%s-%s" % (key, case, size)
             out[name] = dict(base, size=[cols, rows], **cases[case])

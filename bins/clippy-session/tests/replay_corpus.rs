@@ -548,9 +548,20 @@ fn with_hooks_the_agents_word_alone_gives_the_turns_the_screen_alone_gives() {
             }
         }
         // (b) With the hooks, every turn is the agent's, with the mock's text as its message;
-        // without them, none is.
+        // without them, none is. A turn the agent stopped itself (Claude Code after a refused
+        // permission) has no word from it: the screen ends it, interrupted, with no message.
         for (mode, turns) in [("only", &word), ("on", &replay(&cast, preset, None))] {
             for (i, turn) in turns.iter().enumerate() {
+                if expected["turns"][i]["interrupted"] == true {
+                    if turn["ended_by_agent"] != false || !turn["message"].is_null() {
+                        failures.push(format!(
+                            "{name} turn {} ({mode}): the agent stopped it without a word, \
+                             yet it is the agent's: {turn}",
+                            i + 1
+                        ));
+                    }
+                    continue;
+                }
                 if turn["ended_by_agent"] != true {
                     failures.push(format!(
                         "{name} turn {} ({mode}): not ended by the agent",

@@ -1,8 +1,9 @@
 //! The agent's own word: what its hooks say about its turns, fed to the detector in order
 //! with its output, and how much the detector leans on it.
 
-/// What an agent said about its turn through its hooks (Claude Code's `UserPromptSubmit` and
-/// `Stop`, Codex's `agent-turn-complete`, Gemini CLI's `BeforeAgent` and `AfterAgent`).
+/// What an agent said about its turn through its hooks (Claude Code's `UserPromptSubmit`,
+/// `Stop` and `PermissionRequest`, Codex's `agent-turn-complete`, Gemini CLI's `BeforeAgent`
+/// and `AfterAgent`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AgentSignal {
@@ -20,6 +21,10 @@ pub enum AgentSignal {
         /// reports its title thread's turns too) and is ignored.
         prompts: Vec<String>,
     },
+    /// The agent waits on the user in a dialog of its own (a permission request): the running
+    /// turn is held by it, and a refusal may stop the turn with no further word from the agent
+    /// (no turn-end hook, no new title), only the preset's `stopped_line` on its screen.
+    Waiting,
 }
 
 /// How far the detector relies on the agent's hooks (CONTRACTS/TURN.md, "Signal precedence").

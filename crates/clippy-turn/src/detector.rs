@@ -294,9 +294,13 @@ struct Running {
     /// The agent said idle (OSC) but draws the rest of its frame after saying so: the turn ends
     /// at its next prompt line, or at the next input.
     idle_armed: bool,
-    /// A busy line (a dialog's menu) was drawn after the turn's idle title: the agent waits
-    /// on the user, and may stop the turn without a new title (the preset's `stopped_line`).
-    held_under_idle_title: bool,
+    /// A dialog held the turn: its hooks said the agent waits on the user
+    /// ([`AgentSignal::Waiting`]), or a busy line (a dialog's menu) was drawn after the turn's
+    /// idle title. The agent may then stop the turn without a new title (the preset's
+    /// `stopped_line`).
+    held_by_dialog: bool,
+    /// The agent stopped the turn itself after a dialog held it (its `stopped_line`).
+    stopped: bool,
     /// An agent whose turns end with a done mark said idle without one (Codex after Ctrl+C):
     /// it redraws only what changed, perhaps not its prompt line, so the turn ends with the
     /// chunk of output that said so (and the frame it is drawing).
@@ -532,6 +536,11 @@ impl TurnDetector {
                     core.start_turn(vec![prompt], false, offset);
                 }
             },
+            AgentSignal::Waiting => {
+                if let Some(turn) = &mut core.turn {
+                    turn.held_by_dialog = true;
+                }
+            }
             AgentSignal::TurnEnded { prompts, .. } if !core.answered(&prompts) => {}
             AgentSignal::TurnEnded { message, .. } => {
                 if let Some(turn) = &mut core.turn {
@@ -1058,7 +1067,8 @@ impl Core {
             interrupted: false,
             end_mark: None,
             idle_armed: false,
-            held_under_idle_title: false,
+            held_by_dialog: false,
+            stopped: false,
             ends_with_chunk: false,
             exit_code: None,
             queued: false,
@@ -1606,6 +1616,7 @@ impl Feed<'_> {
                         &core.preset,
                         keys_typed,
                         core.quiet_input_row.as_deref(),
+                        turn.stopped,
                     )
                 },
             }));
@@ -1678,7 +1689,7 @@ impl ViewSink for Feed<'_> {
             if let Some(turn) = &mut self.core.turn {
                 turn.busy_again();
                 // A busy line after this turn's idle title: a dialog the agent waits on.
-                turn.held_under_idle_title |= turn.idle_armed;
+                turn.held_by_dialog |= turn.idle_armed;
                 // Still working, or asking something (a permission menu): not idle after all.
                 turn.idle_armed = false;
             }
@@ -1686,9 +1697,9 @@ impl ViewSink for Feed<'_> {
         // The agent says it stopped the turn itself after a dialog held it (a permission
         // refused): the turn is interrupted, and the prompt it draws next ends it, with no new
         // title. (A full-screen agent draws an old such line again in later turns: those were
-        // not held by a dialog under an idle title.)
+        // not held by a dialog, or the agent went busy again after it.)
         if let Some(turn) = &mut self.core.turn
-            && turn.held_under_idle_title
+            && turn.held_by_dialog
             && self
                 .core
                 .preset
@@ -1696,6 +1707,7 @@ impl ViewSink for Feed<'_> {
                 .is_some_and(|s| s.is_match(text))
         {
             turn.interrupted = true;
+            turn.stopped = true;
             turn.idle_armed = true;
             self.core.line_veto = false;
             self.core.osc_busy = false;
@@ -1871,6 +1883,10 @@ impl ViewSink for Feed<'_> {
             self.core.osc_status = true;
             self.core.signal_seen = true;
             self.core.osc_busy = true;
+            // Busy again after a dialog: it was answered and the agent went on.
+            if let Some(turn) = &mut self.core.turn {
+                turn.held_by_dialog = false;
+            }
             match &mut self.core.turn {
                 // Idle, then busy again on a question typed ahead (Claude Code shows its idle
                 // title for a few ms before sending it): the turn ends where the question is

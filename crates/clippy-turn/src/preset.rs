@@ -70,9 +70,11 @@ pub struct PresetSpec {
     /// for agents whose hooks do not say it (Codex, aider). No effect on turn boundaries.
     pub waiting_line: Option<&'static str>,
     /// Regex on a line the agent draws when it stops the running turn itself (Claude Code's
-    /// `⎿  Interrupted · What should Claude do instead?` after a refused permission): the turn
-    /// is interrupted and ends at the prompt the agent draws next, whatever status title
-    /// stands (it may have come before a dialog the agent then took down without a new one).
+    /// `⎿  Interrupted · What should Claude do instead?` after a refused permission), as much
+    /// of it as the agent draws (it may leave a marker drawn earlier in place and write only
+    /// the words after it): when a dialog held the turn, the turn is interrupted and ends at
+    /// the prompt the agent draws next, whatever status title stands (it may have come before
+    /// a dialog the agent then took down without a new one).
     pub stopped_line: Option<&'static str>,
 }
 
@@ -208,7 +210,7 @@ pub const PRESETS: &[PresetSpec] = &[
         ),
         redraws_live_lines: false,
         waiting_line: None,
-        stopped_line: Some(r"^\s*⎿\s+Interrupted\b"),
+        stopped_line: Some(r"^\s*(?:⎿\s+)?Interrupted\b"),
     },
     PresetSpec {
         name: "codex",

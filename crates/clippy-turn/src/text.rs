@@ -19,7 +19,8 @@ use crate::preset::Preset;
 /// ran. `keys_typed` says whether the user typed while the agent worked (a question typed
 /// ahead, Ctrl+C). `input_row`, for a turn that ended
 /// because the screen went still, is the agent's input row at the end: it and what is under it
-/// are cut.
+/// are cut. `stopped`: the agent stopped the turn itself (the preset's `stopped_line`), which
+/// ends the text.
 pub(crate) fn render(
     recorded: &Recorded,
     inputs: &[String],
@@ -27,12 +28,23 @@ pub(crate) fn render(
     preset: &Preset,
     keys_typed: bool,
     input_row: Option<&str>,
+    stopped: bool,
 ) -> String {
     let lines = &recorded.lines;
     let start = after_the_echo(lines, inputs).unwrap_or_else(|| old_head(lines, &recorded.before));
     let mut end = lines.len();
     if let Some(cut) = input_row.and_then(|row| input_area(lines, start, row)) {
         end = cut;
+    }
+    // A turn the agent stopped itself ends with the line that says so: under it are the dialog
+    // it took down (its rows not yet drawn over when the prompt began) and the prompt.
+    if stopped
+        && let Some(line) = preset.stopped_line()
+        && let Some(at) = (start..end)
+            .rev()
+            .find(|&i| line.is_match(lines[i].as_bytes()))
+    {
+        end = at + 1;
     }
     // A TUI keeps its input area (prompt line, status, footer) under the reply: cut from its
     // prompt line down. Shells and REPLs have not drawn their next prompt when the turn ends.
@@ -555,7 +567,7 @@ mod tests {
             &[">>> 2", "2", ">>> 2"],
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
-        assert_eq!(render(&turn, &inputs, 1, &python, false, None), "2");
+        assert_eq!(render(&turn, &inputs, 1, &python, false, None, false), "2");
     }
 
     #[test]
@@ -568,14 +580,14 @@ mod tests {
         );
         turn.kept_under = vec!["└──┴──┘".to_owned(), "▣ Build · Model".to_owned()];
         assert_eq!(
-            render(&turn, &inputs, 1, &generic, false, None),
+            render(&turn, &inputs, 1, &generic, false, None, false),
             "one\n└──┴──┘"
         );
         // A line pushed down that the reply's own text then follows is the reply's.
         let mut turn = recorded(&[], &["┃ q", "", "▣ Build · Model", "one"]);
         turn.kept_under = vec!["▣ Build · Model".to_owned()];
         assert_eq!(
-            render(&turn, &inputs, 1, &generic, false, None),
+            render(&turn, &inputs, 1, &generic, false, None, false),
             "▣ Build · Model\none"
         );
     }
@@ -594,7 +606,15 @@ mod tests {
             "",
             "     Jupiter.",
         ]);
-        let text = render(&recorded(&old, &lines), &inputs, 1, &generic, false, None);
+        let text = render(
+            &recorded(&old, &lines),
+            &inputs,
+            1,
+            &generic,
+            false,
+            None,
+            false,
+        );
         assert_eq!(text, "     Jupiter.");
     }
 
@@ -631,6 +651,7 @@ mod tests {
             &generic,
             false,
             None,
+            false,
         );
         assert_eq!(text, "  69. line 69\n  70. line 70");
         // Without the old view going on under it, a changed row is the reply's.
@@ -642,6 +663,7 @@ mod tests {
             &generic,
             false,
             None,
+            false,
         );
         assert_eq!(text, "new answer\nline 70");
     }
@@ -667,7 +689,15 @@ mod tests {
             "",
             "model · ~/dir · 98% left",
         ];
-        let text = render(&recorded(&before, &lines), &inputs, 1, &codex, false, None);
+        let text = render(
+            &recorded(&before, &lines),
+            &inputs,
+            1,
+            &codex,
+            false,
+            None,
+            false,
+        );
         assert_eq!(text, "• item 1\n  item 2");
     }
 
@@ -692,7 +722,8 @@ mod tests {
                 1,
                 &claude,
                 false,
-                None
+                None,
+                false
             ),
             "● one\n\ntwo"
         );
@@ -704,7 +735,15 @@ mod tests {
         let inputs = ["q".to_owned(), "what is the largest planet".to_owned()];
         let lines = ["✦ answer", "", "    what is the largest planet"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &gemini, true, None),
+            render(
+                &recorded(&[], &lines),
+                &inputs,
+                1,
+                &gemini,
+                true,
+                None,
+                false
+            ),
             "✦ answer"
         );
     }
@@ -778,7 +817,8 @@ mod tests {
                     1,
                     &preset,
                     false,
-                    None
+                    None,
+                    false
                 ),
                 "● pomme rouge\n  pain frais",
                 "{agent}: {echo:?}"
@@ -793,7 +833,15 @@ mod tests {
         ];
         let claude = Preset::named("claude").expect("preset");
         assert_eq!(
-            render(&recorded(&[], &lines), &edited, 1, &claude, false, None),
+            render(
+                &recorded(&[], &lines),
+                &edited,
+                1,
+                &claude,
+                false,
+                None,
+                false
+            ),
             "● pomme rouge"
         );
     }
@@ -805,7 +853,15 @@ mod tests {
         // The echo's head and a reply line that does not go on with the rest.
         let lines = [">>> print('a')", "a", ">>> print('b')", "b"];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &python, false, None),
+            render(
+                &recorded(&[], &lines),
+                &inputs,
+                1,
+                &python,
+                false,
+                None,
+                false
+            ),
             ">>> print('a')\na\n>>> print('b')\nb"
         );
     }
@@ -830,7 +886,7 @@ mod tests {
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
         assert_eq!(
-            render(&turn, &inputs, 1, &claude, false, None),
+            render(&turn, &inputs, 1, &claude, false, None, false),
             "● Jupiter.\n\n● More.\n  a line at the text's indent"
         );
         // A short chrome line ends where it ends: what follows is the reply's.
@@ -838,7 +894,7 @@ mod tests {
         let mut turn = recorded(&[], &lines);
         turn.cols = 80;
         assert_eq!(
-            render(&turn, &inputs, 1, &claude, false, None),
+            render(&turn, &inputs, 1, &claude, false, None, false),
             "  1. one\n  2. two"
         );
     }
@@ -858,7 +914,15 @@ mod tests {
             "───",
         ];
         assert_eq!(
-            render(&recorded(&[], &lines), &inputs, 1, &claude, false, None),
+            render(
+                &recorded(&[], &lines),
+                &inputs,
+                1,
+                &claude,
+                false,
+                None,
+                false
+            ),
             "● Here:\n  1. part 1\n  2. part 2 and more"
         );
     }
@@ -883,12 +947,12 @@ mod tests {
         ];
         let turn = recorded(&[], &lines);
         assert_eq!(
-            render(&turn, &inputs, 1, &aider, true, None),
+            render(&turn, &inputs, 1, &aider, true, None, false),
             "Line 1: done.\n\nLine 2: one two three four."
         );
         // Without typed keys nothing shifted the redraw: every line is the agent's.
         assert!(
-            render(&turn, &inputs, 1, &aider, false, None)
+            render(&turn, &inputs, 1, &aider, false, None, false)
                 .starts_with("Line 1: done.\nLine 1: done.")
         );
     }

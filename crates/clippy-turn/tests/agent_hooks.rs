@@ -386,3 +386,59 @@ fn a_turn_the_agent_says_it_stopped_ends_interrupted_at_its_prompt() {
         0
     );
 }
+
+/// The same refusal as the agent draws it live: the dialog's menu comes before its idle title
+/// (so the title says nothing about a dialog), its hooks say it waits, and after the refusal it
+/// writes only the cells that changed — `Interrupted · What should Claude do instead?` after
+/// the `⎿` it left in place. The turn ends there, interrupted, its text ending with that line
+/// (not the dialog's rows under it).
+#[test]
+fn a_turn_held_by_a_dialog_the_hooks_reported_ends_where_the_agent_says_it_stopped() {
+    let (mut detector, mut events) = claude_answering("I will create the marker file.");
+    events.extend(detector.feed_output(
+        "\u{25cf} Bash(touch x)\r\n  \u{23bf}  Running\u{2026}\r\n Bash command\r\n   touch x\r\n \u{276f} 1. Yes\r\n   2. No\r\n"
+            .as_bytes(),
+    ));
+    events.extend(detector.feed_agent(AgentSignal::Waiting));
+    events.extend(detector.feed_output(IDLE));
+    events.extend(detector.feed_input(b"2"));
+    // Row 5 (`  ⎿  Running…`) from its sixth column on, then the prompt on row 6, over the
+    // dialog's first row (the others are not drawn over yet).
+    events.extend(detector.feed_output(
+        "\x1b[5;6HInterrupted \u{b7} What should Claude do instead?\x1b[K\x1b[6;1H\u{276f}\u{a0}\x1b[K"
+            .as_bytes(),
+    ));
+    let turns = completed(&events);
+    assert_eq!(turns.len(), 1, "{events:?}");
+    assert!(
+        turns[0].interrupted && !turns[0].ended_by_agent,
+        "{:?}",
+        turns[0]
+    );
+    assert_eq!(detector.phase(), Phase::Idle);
+    let text = turns[0].text();
+    assert!(
+        text.trim_end().ends_with("What should Claude do instead?"),
+        "{text:?}"
+    );
+}
+
+/// A dialog allowed: the agent goes busy again and works on, and a line like its stopped line
+/// drawn later in the same turn (an old one reprinted) does not end it.
+#[test]
+fn a_dialog_answered_and_worked_past_does_not_hold_the_turn() {
+    let (mut detector, mut events) = claude_answering("I will create the marker file.");
+    events.extend(
+        detector.feed_output(" Do you want to proceed?\r\n \u{276f} 1. Yes\r\n".as_bytes()),
+    );
+    events.extend(detector.feed_agent(AgentSignal::Waiting));
+    events.extend(detector.feed_output(IDLE));
+    events.extend(detector.feed_input(b"1"));
+    events.extend(detector.feed_output(BUSY));
+    events.extend(detector.feed_output(
+        "\u{25cf} Bash(touch y)\r\n  \u{23bf}  Interrupted \u{b7} What should Claude do instead?\r\n\r\n\u{276f}\u{a0}"
+            .as_bytes(),
+    ));
+    assert!(completed(&events).is_empty(), "{events:?}");
+    assert_eq!(detector.phase(), Phase::Busy);
+}

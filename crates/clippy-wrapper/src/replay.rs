@@ -28,8 +28,8 @@ pub fn has_hook_reports(events: &[(f64, CastEvent)]) -> bool {
 
 /// Feeds the recording's events (each with its time in seconds), in order, to a fresh detector
 /// and collects its turns; the hook reports only when `feed_hooks`. As in the live wrapper, the
-/// detector takes the prompts and turn ends the hooks report; a report that the agent waits for
-/// the user, or of an event clippy does not act on, is not the detector's; and where output
+/// detector takes the prompts, turn ends and waits the hooks report ([`signal_of`]); a report of
+/// an event clippy does not act on is not the detector's; and where output
 /// stopped for [`QUIET`] before the next event, the detector is told it went quiet.
 ///
 /// ```

@@ -882,8 +882,9 @@ impl<S: Spool> TapModel<S> {
     }
 }
 
-/// What the detector takes from a hook's report: prompts and turn ends. A wait, or an event
-/// clippy does not act on, is the session's business (the tap's), not the detector's. The one
+/// What the detector takes from a hook's report: prompts, turn ends and waits (a dialog holds
+/// the turn). What a wait is for is the session's business (the tap's); an event clippy does
+/// not act on is nobody's. The one
 /// place a [`Report`] becomes an [`AgentSignal`], for the live tap and `--replay` alike.
 pub fn signal_of(report: &Report) -> Option<AgentSignal> {
     match report {
@@ -896,7 +897,8 @@ pub fn signal_of(report: &Report) -> Option<AgentSignal> {
             message: message.clone(),
             prompts: prompts.clone(),
         }),
-        Report::Waiting(_) | Report::Other { .. } => None,
+        Report::Waiting(_) => Some(AgentSignal::Waiting),
+        Report::Other { .. } => None,
     }
 }
 
