@@ -565,6 +565,14 @@ impl TurnDetector {
         self.core.events.drain(..)
     }
 
+    /// Forgets the line typed since the last Enter: the agent took those keys as the answer to
+    /// a dialog of its own (a permission's `1`, no Enter), so the next question typed at its
+    /// prompt starts afresh. The caller knows a dialog was answered (the agent's hooks said it
+    /// waited); the detector does not.
+    pub fn forget_typed_line(&mut self) {
+        self.input.forget_line();
+    }
+
     /// Ends a turn that waits for agreement ([`Event::AwaitingAgreement`]) now: the caller
     /// waited long enough for the other source. Counted as a disagreement; after three turns
     /// in a row the screen ended with no word from the hooks, the hooks are taken as silent

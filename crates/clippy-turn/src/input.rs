@@ -64,6 +64,11 @@ impl InputParser {
         &self.line
     }
 
+    /// Forgets the line typed so far (the keys were not the start of a question).
+    pub(crate) fn forget_line(&mut self) {
+        self.line.clear();
+    }
+
     /// Feeds input bytes, reporting submits and interrupts in order; `true` when the bytes hold
     /// at least one key a person pressed (not only the terminal's own reports). A lone ESC at
     /// the end counts as the Esc key: terminals write their reports whole.

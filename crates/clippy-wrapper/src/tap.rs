@@ -381,6 +381,8 @@ impl<S: Spool> TapModel<S> {
                 if keys && !moves_only(&bytes) {
                     self.progress.waiting = None;
                     if let Some((waiting_id, decision)) = answered_by {
+                        // Keys the dialog took are not the start of the next question.
+                        self.detector.forget_typed_line();
                         self.progress.answered = Some(AnswerRecord {
                             waiting_id,
                             decision,
@@ -1348,6 +1350,40 @@ mod tests {
         let idle = tap.caught_up(clock.at(12));
         let hooks = &last_progress(&idle.outputs).expect("counted").hooks;
         assert_eq!((hooks.reports, hooks.rejected), (1, 1));
+    }
+
+    /// The key that answered a dialog (`1`, no Enter) was the dialog's: the next question typed
+    /// at the prompt is the question alone, whenever its echo reaches the screen.
+    #[test]
+    fn the_key_that_answers_a_dialog_is_not_the_start_of_the_next_question() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::Off, Memory::default());
+        tap.take(output(b"$ "), clock.at(0));
+        tap.take(typed(b"ask\r"), clock.at(1));
+        tap.take(output(b"ask\r\nRun it? 1. Yes 2. No\r\n"), clock.at(2));
+        let waiting = clippy_hooks::Waiting {
+            kind: "permission".into(),
+            tool: None,
+            input: None,
+            message: None,
+        };
+        tap.take(Tapped::Agent(Ok(Report::Waiting(waiting))), clock.at(3));
+        tap.take(typed(b"1"), clock.at(4));
+        tap.take(output(b"ran it\r\n$ "), clock.at(5));
+        // Enter before the agent echoed the question: only the keys say what it was.
+        tap.take(typed(b"next\r"), clock.at(6));
+        let out = tap.take(output(b"next\r\nread\r\n$ "), clock.at(7));
+        let outputs = [tap.caught_up(clock.at(8)).outputs, out];
+        let inputs: Vec<&str> = outputs
+            .iter()
+            .flatten()
+            .filter_map(|o| match o {
+                TapOutput::Turn { turn, .. } => Some(turn.input.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(inputs.contains(&"next"), "{inputs:?}");
+        assert!(!inputs.contains(&"1next"), "{inputs:?}");
     }
 
     #[test]
