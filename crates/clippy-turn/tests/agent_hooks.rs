@@ -353,6 +353,19 @@ fn a_screen_end_the_agent_then_shows_busy_after_was_early_and_the_turn_goes_on()
     assert!(content.contains("largest planet."), "{content:?}");
 }
 
+/// The one turn, which ended interrupted and not by the agent's word, with the session idle.
+fn ended_interrupted_at_its_prompt<'a>(detector: &TurnDetector, events: &'a [Event]) -> &'a Turn {
+    let turns = completed(events);
+    assert_eq!(turns.len(), 1, "{events:?}");
+    assert!(
+        turns[0].interrupted && !turns[0].ended_by_agent,
+        "{:?}",
+        turns[0]
+    );
+    assert_eq!(detector.phase(), Phase::Idle);
+    turns[0]
+}
+
 /// A permission refused in Claude Code's dialog: its idle title came while the dialog was
 /// drawn (whose menu says busy), then it stops — `⎿  Interrupted · What should Claude do
 /// instead?` — and draws its prompt again, with no new title and no `Stop` hook. The turn ends
@@ -370,14 +383,7 @@ fn a_turn_the_agent_says_it_stopped_ends_interrupted_at_its_prompt() {
         "\u{25cf} Bash(touch x)\r\n  \u{23bf}  Interrupted \u{b7} What should Claude do instead?\r\n\r\n\u{276f}\u{a0}"
             .as_bytes(),
     ));
-    let turns = completed(&events);
-    assert_eq!(turns.len(), 1, "{events:?}");
-    assert!(
-        turns[0].interrupted && !turns[0].ended_by_agent,
-        "{:?}",
-        turns[0]
-    );
-    assert_eq!(detector.phase(), Phase::Idle);
+    ended_interrupted_at_its_prompt(&detector, &events);
     assert_eq!(
         events
             .iter()
@@ -408,15 +414,7 @@ fn a_turn_held_by_a_dialog_the_hooks_reported_ends_where_the_agent_says_it_stopp
         "\x1b[5;6HInterrupted \u{b7} What should Claude do instead?\x1b[K\x1b[6;1H\u{276f}\u{a0}\x1b[K"
             .as_bytes(),
     ));
-    let turns = completed(&events);
-    assert_eq!(turns.len(), 1, "{events:?}");
-    assert!(
-        turns[0].interrupted && !turns[0].ended_by_agent,
-        "{:?}",
-        turns[0]
-    );
-    assert_eq!(detector.phase(), Phase::Idle);
-    let text = turns[0].text();
+    let text = ended_interrupted_at_its_prompt(&detector, &events).text();
     assert!(
         text.trim_end().ends_with("What should Claude do instead?"),
         "{text:?}"
