@@ -308,6 +308,9 @@ pub struct TapModel<S> {
     answering: Option<Answering>,
     /// A denial's reason, to type at the agent's prompt once it is back.
     reason: Option<String>,
+    /// The keys of an answer the loop wrote, still to come as input: the dialog's, not the
+    /// start of the next question.
+    answer_keys: Option<Vec<u8>>,
 }
 
 impl<S: Spool> TapModel<S> {
@@ -330,6 +333,7 @@ impl<S: Spool> TapModel<S> {
             human_inputs: 0,
             answering: None,
             reason: None,
+            answer_keys: None,
         }
     }
 
@@ -377,6 +381,10 @@ impl<S: Spool> TapModel<S> {
                     self.detector.feed_input(&bytes).collect()
                 };
                 let keys = events.iter().any(|e| matches!(e, Event::KeysPressed));
+                if !human && self.answer_keys.as_ref() == Some(&bytes) {
+                    self.answer_keys = None;
+                    self.detector.forget_typed_line();
+                }
                 // The agent's question is answered: keys other than moving through its menu.
                 if keys && !moves_only(&bytes) {
                     self.progress.waiting = None;
@@ -795,6 +803,7 @@ impl<S: Spool> TapModel<S> {
         }
         // The broker hears the wait is over before the client hears it answered.
         self.report_progress(out);
+        self.answer_keys = answering.press.as_ref().map(|p| p.keys.clone());
         let said = answering.press.map(|p| p.said).unwrap_or_default();
         out.push(TapOutput::Answer(AnswerReport {
             request,
@@ -1384,6 +1393,88 @@ mod tests {
             .collect();
         assert!(inputs.contains(&"next"), "{inputs:?}");
         assert!(!inputs.contains(&"1next"), "{inputs:?}");
+    }
+
+    /// `answer deny --reason`: the keys clippy pressed in the dialog are the dialog's, and the
+    /// reason typed at the prompt that comes back is the next turn's whole input.
+    #[test]
+    fn a_denials_reason_is_the_next_question_without_the_keys_that_refused() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::On, Memory::default());
+        tap.take(output(b"$ "), clock.at(0));
+        tap.take(typed(b"ask\r"), clock.at(1));
+        tap.take(
+            output(" Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n".as_bytes()),
+            clock.at(2),
+        );
+        let waiting = clippy_hooks::Waiting {
+            kind: "permission".into(),
+            tool: None,
+            input: None,
+            message: None,
+        };
+        tap.take(Tapped::Agent(Ok(Report::Waiting(waiting))), clock.at(3));
+        let ask = AnswerAsk {
+            request: 1,
+            decision: Decision::Deny,
+            reason: Some("use ls".into()),
+            waiting_id: None,
+            by: "clippy-ctl".into(),
+        };
+        let out = tap.take(Tapped::Answer(ask), clock.at(4));
+        let Some(keys) = out.iter().find_map(|o| match o {
+            TapOutput::AnswerKeys { keys, .. } => Some(keys.clone()),
+            _ => None,
+        }) else {
+            panic!("no keys pressed: {out:?}")
+        };
+        // The loop: the tap hears the keys were written, then the keys themselves.
+        let request = 1;
+        tap.take(
+            Tapped::AnswerWritten {
+                request,
+                written: true,
+            },
+            clock.at(5),
+        );
+        tap.take(
+            Tapped::Input {
+                bytes: keys,
+                human: false,
+            },
+            clock.at(6),
+        );
+        tap.take(output(b"refused\r\n$ "), clock.at(7));
+        let ended = Report::TurnEnded {
+            message: None,
+            failed: false,
+            prompts: Vec::new(),
+        };
+        let out = tap.take(Tapped::Agent(Ok(ended.clone())), clock.at(7));
+        let Some(reason) = out.iter().find_map(|o| match o {
+            TapOutput::Type(keys) => Some(keys.clone()),
+            _ => None,
+        }) else {
+            panic!("no reason typed: {out:?}")
+        };
+        assert_eq!(reason, b"use ls\r");
+        tap.take(
+            Tapped::Input {
+                bytes: reason,
+                human: false,
+            },
+            clock.at(8),
+        );
+        tap.take(output(b"use ls\r\nfine\r\n$ "), clock.at(9));
+        let out = tap.take(Tapped::Agent(Ok(ended)), clock.at(10));
+        let inputs: Vec<&str> = out
+            .iter()
+            .filter_map(|o| match o {
+                TapOutput::Turn { turn, .. } => Some(turn.input.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inputs, ["use ls"]);
     }
 
     #[test]
