@@ -495,6 +495,9 @@ pub fn event_line(e: &EventRecord) -> String {
     if let Some(signal) = e.signal {
         parts.push(format!("signal {signal}"));
     }
+    if let Some(since) = e.since {
+        parts.push(format!("since {}", iso8601_utc(since)));
+    }
     if let Some(message) = &e.message {
         parts.push(format!("— {}", clean(message)));
     }
@@ -778,6 +781,7 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
         "connected:      {}",
         if s.connected { "yes" } else { "no" }
     )?;
+    writeln!(out, "attached:       {}", attached_text(s.attached))?;
     writeln!(out, "mode:           {mode}")?;
     if let Some(exited) = &s.exited {
         writeln!(out, "exited:         {}", exit_text(exited))?;
@@ -792,6 +796,9 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
                 .filter(|i| !i.is_empty())
         )
     )?;
+    if let Some(since) = s.busy_since {
+        writeln!(out, "busy since:     {}", iso8601_utc(since))?;
+    }
     writeln!(out, "resume_cursor:  {}", s.resume_cursor)?;
     writeln!(
         out,
@@ -854,6 +861,15 @@ fn session_status_lines(out: &mut dyn Write, s: &SessionState) -> io::Result<()>
 
 /// How an ended session's command ended, and when: `exit code 3 at …`, `killed by signal 9
 /// (exit code 137) at …`, `exit status unknown (its wrapper went away without saying) at …`.
+/// `0`, `1 terminal (clippy-ctl attach)`, `2 terminals (clippy-ctl attach)`.
+fn attached_text(attached: u32) -> String {
+    match attached {
+        0 => "0".to_owned(),
+        1 => "1 terminal (clippy-ctl attach)".to_owned(),
+        n => format!("{n} terminals (clippy-ctl attach)"),
+    }
+}
+
 fn exit_text(e: &SessionExit) -> String {
     let how = match (e.exit_code, e.signal) {
         (Some(code), Some(signal)) => format!("killed by signal {signal} (exit code {code})"),
@@ -918,6 +934,7 @@ fn session_json(s: &SessionSummary) -> Value {
         "bracketed_paste": s.bracketed_paste,
         "waiting": s.waiting,
         "waiting_id": s.waiting_id,
+        "attached": s.attached,
     })
 }
 
@@ -1251,12 +1268,36 @@ mod tests {
             input_blocked: false,
             prompt_unrecognised: false,
             exited: None,
+            attached: 0,
+            busy_since: None,
         }
     }
 
     fn status_text(state: &SessionState) -> String {
         let (_, out) = human(&Report::SessionStatus(state.clone()));
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn session_status_says_how_many_terminals_are_attached_and_since_when_it_is_busy() {
+        let mut state = session_state();
+        let text = status_text(&state);
+        assert!(text.contains("attached:       0\n"), "{text}");
+        assert!(!text.contains("busy since:"), "{text}");
+        state.attached = 2;
+        state.busy_since = Some(1_700_000_000_123);
+        let text = status_text(&state);
+        assert!(
+            text.contains("attached:       2 terminals (clippy-ctl attach)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("busy since:     2023-11-14T22:13:20.123Z\n"),
+            "{text}"
+        );
+        let doc = json_of(&Report::SessionStatus(state));
+        assert_eq!(doc["session_status"]["attached"], 2);
+        assert_eq!(doc["session_status"]["busy_since"], 1_700_000_000_123_u64);
     }
 
     #[test]
@@ -1401,6 +1442,7 @@ mod tests {
             bracketed_paste: false,
             waiting: waiting.map(Into::into),
             waiting_id: waiting.map(|_| 2),
+            attached: 0,
         };
         let report = Report::Sessions(vec![session("a", Some("permission")), session("b", None)]);
         let (_, out) = human(&report);
@@ -1413,6 +1455,7 @@ mod tests {
         let json = json_of(&report);
         assert_eq!(json["sessions"][0]["waiting"], "permission");
         assert_eq!(json["sessions"][0]["waiting_id"], 2);
+        assert_eq!(json["sessions"][0]["attached"], 0);
         assert_eq!(json["sessions"][1]["waiting"], Value::Null);
     }
 

@@ -49,6 +49,7 @@ fn a_session_listed_as_disconnected_says_no() {
             bracketed_paste: false,
             waiting: None,
             waiting_id: None,
+            attached: 0,
         }],
     );
     let table = Ctl::new(&dir)

@@ -156,6 +156,11 @@ impl AttachServer {
         actions
     }
 
+    /// Clients attached (interactive or read-only), past their greeting.
+    pub fn attached(&self) -> usize {
+        self.hub.attached()
+    }
+
     /// Clients attached that type (whose terminals answer the program's queries).
     pub fn interactive(&self) -> usize {
         self.hub.interactive()

@@ -254,6 +254,7 @@ pub fn run(
         attach,
         terminal: !options.detached,
         attach_unread: Vec::new(),
+        attached_told: 0,
         injected: inject_rx,
         human_inputs: 0,
         from_tap: from_tap_rx,
@@ -360,6 +361,8 @@ struct Session {
     terminal: bool,
     /// Attached clients whose sockets may hold keys not read yet (see `read_attached`).
     attach_unread: Vec<u64>,
+    /// The attached terminals the tap was last told of (reported to the broker in `progress`).
+    attached_told: usize,
     /// Bytes the broker asked to inject, announced by the `INJECT` waker.
     injected: std::sync::mpsc::Receiver<LoopCommand>,
     /// Chunks of a person's input (`Tapped::Input` with `human`) handed to the tap: an answer's
@@ -502,6 +505,7 @@ impl Session {
                     self.read_attached(client)?;
                 }
             }
+            self.tell_attached();
             if let Some(status) = exited {
                 // Drain what the child left in the PTY, then go.
                 while self.read_child(&mut buf)? {}
@@ -712,6 +716,19 @@ impl Session {
             self.attach_unread.push(client);
         }
         Ok(())
+    }
+
+    /// A terminal attached or left: the tap is told the new count (behind the output read
+    /// so far), and reports it to the broker in its next `progress`.
+    fn tell_attached(&mut self) {
+        let attached = self.attach.as_ref().map_or(0, AttachServer::attached);
+        if attached != self.attached_told {
+            self.attached_told = attached;
+            self.flush_tap();
+            self.tap.send(Tapped::Attached(
+                u32::try_from(attached).unwrap_or(u32::MAX),
+            ));
+        }
     }
 
     /// Some attached client may have keys unread, and the program has room for them.

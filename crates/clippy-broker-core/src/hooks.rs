@@ -111,6 +111,29 @@ impl State {
                 .input
                 .clone()
                 .filter(|_| now == Mode::Busy),
+            since: entry.live.progress.busy_since.filter(|_| now == Mode::Busy),
+            ..EventRecord::default()
+        };
+        self.emit(record, out);
+    }
+
+    /// A `progress` report of `session` changed how many terminals are attached to it from
+    /// `before`: emit `session.attached` with the new count, so that a watcher (the dashboard)
+    /// shows it without asking.
+    pub(super) fn attached_changed(&mut self, session: &str, before: u32, out: &mut Vec<Action>) {
+        let Some(entry) = self.sessions.get(session) else {
+            return;
+        };
+        let now = entry.live.progress.attached;
+        if now == before {
+            return;
+        }
+        let record = EventRecord {
+            kind: "session.attached".into(),
+            session: Some(session.to_owned()),
+            name: entry.info.name.clone(),
+            attached: Some(now),
+            message: Some(format!("{now} terminal(s) attached")),
             ..EventRecord::default()
         };
         self.emit(record, out);
@@ -301,6 +324,46 @@ mod tests {
         assert_eq!(events[0].tool.as_deref(), Some("Bash"));
         assert_eq!(events[0].name.as_deref(), Some("coder"));
         assert!(fx.report().is_empty(), "resumed once");
+    }
+
+    #[test]
+    fn the_attached_count_and_the_turns_start_are_kept_shown_and_their_changes_are_events() {
+        let mut fx = Fixture::new();
+        let st = fx.status();
+        assert_eq!((st.attached, st.busy_since), (0, None));
+        // A terminal attaches: one event with the count, shown in the status and the list.
+        fx.progress.attached = 1;
+        fx.progress.busy_since = Some(NOW - 5_000);
+        let events = fx.report();
+        assert_eq!(kinds(&events), ["session.attached"]);
+        assert_eq!(events[0].attached, Some(1));
+        assert_eq!(events[0].name.as_deref(), Some("coder"));
+        let st = fx.status();
+        assert_eq!((st.attached, st.busy_since), (1, Some(NOW - 5_000)));
+        match req(&mut fx.st, fx.client, Message::ListSessions { id: 6 }) {
+            Message::Sessions { sessions, .. } => assert_eq!(sessions[0].attached, 1),
+            other => panic!("{other:?}"),
+        }
+        // The same count again: nothing; a second terminal, then both gone: one event each.
+        fx.progress.spool_size = 50;
+        assert!(fx.report().is_empty());
+        fx.progress.attached = 2;
+        assert_eq!(fx.report()[0].attached, Some(2));
+        fx.progress.attached = 0;
+        let events = fx.report();
+        assert_eq!(kinds(&events), ["session.attached"]);
+        assert_eq!(events[0].attached, Some(0));
+        // Idle: no start; busy again: the mode event carries the wrapper's start.
+        fx.progress.mode = Mode::Idle;
+        fx.progress.busy_since = None;
+        assert_eq!(fx.report()[0].since, None);
+        assert_eq!(fx.status().busy_since, None);
+        fx.progress.mode = Mode::Busy;
+        fx.progress.busy_since = Some(NOW + 1_000);
+        let events = fx.report();
+        assert_eq!(kinds(&events), ["session.mode"]);
+        assert_eq!(events[0].since, Some(NOW + 1_000));
+        assert_eq!(fx.status().busy_since, Some(NOW + 1_000));
     }
 
     #[test]

@@ -1271,6 +1271,7 @@ impl State {
                     bracketed_paste: entry.info.bracketed_paste,
                     waiting: entry.live.progress.waiting.as_ref().map(|w| w.kind.clone()),
                     waiting_id: entry.live.progress.waiting.as_ref().map(|w| w.id),
+                    attached: entry.live.progress.attached,
                 }
             })
             .collect()
@@ -2053,6 +2054,7 @@ mod tests {
                 bracketed_paste: false,
                 waiting: None,
                 waiting_id: None,
+                attached: 0,
             }]
         );
         report(&mut st, w, "aaa", 1, "one");

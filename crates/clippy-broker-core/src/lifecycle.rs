@@ -106,6 +106,8 @@ impl Ended {
                 signal: self.exit.signal,
                 ended_at: self.ended_at,
             }),
+            attached: 0,
+            busy_since: None,
         }
     }
 }

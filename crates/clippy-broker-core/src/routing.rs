@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::hash::{Hash, Hasher};
 
 use clippy_proto::{
-    ErrorReason, EventRecord, Format as WireFormat, InboxItem, Message, Mode, RouteInfo, RouteKind,
-    RouteSpec,
+    ErrorReason, EventRecord, Format as WireFormat, INBOX_TEXT_LIMIT, InboxItem, Message, Mode,
+    RouteInfo, RouteKind, RouteSpec,
 };
 use clippy_registry::{TurnRecord, inject_payload};
 
@@ -351,6 +351,8 @@ impl State {
             .into(),
             approval: approval.map(|a| format!("a{a}")),
             created: h.created,
+            // What an approval with an edited text starts from, while it stays small.
+            text: (approval.is_some() && h.text.len() <= INBOX_TEXT_LIMIT).then(|| h.text.clone()),
         };
         let mut items: Vec<InboxItem> = self
             .routing
@@ -1196,6 +1198,12 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(status[0].state, "awaiting_approval");
+        // The text handed over, to edit before approving.
+        let text = status[0]
+            .text
+            .as_deref()
+            .expect("the text awaiting approval");
+        assert!(text.contains("draft"), "{text:?}");
         let actions = pair.st.handle(
             pair.client,
             Message::Approve {

@@ -193,6 +193,7 @@ impl State {
         let mode_before = entry.live.progress.mode;
         let was_answered = entry.live.progress.answered.take();
         let disagreements = entry.live.progress.hooks.disagreements;
+        let attached = entry.live.progress.attached;
         entry.live.progress = Progress {
             spool_size,
             ..progress
@@ -212,6 +213,7 @@ impl State {
         self.answered(session, was_answered, out);
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
+        self.attached_changed(session, attached, out);
         self.wake(session, out);
         self.first_prompt_seen(session, out);
         self.pump_inbox(session, out);
@@ -558,6 +560,8 @@ impl State {
                 input_blocked: progress.input_blocked,
                 prompt_unrecognised: progress.prompt_unrecognised,
                 exited: None,
+                attached: progress.attached,
+                busy_since: progress.busy_since.filter(|_| progress.mode == Mode::Busy),
             },
         }))
     }

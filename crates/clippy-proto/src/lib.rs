@@ -41,10 +41,10 @@ pub use error::{ErrorReason, ProtoError};
 pub use message::{
     AnswerRecord, DEFAULT_ANSWER_WAIT_MS, DEFAULT_END_WAIT_MS, DEFAULT_SCREEN_WAIT_MS,
     DEFAULT_WAIT_MS, Decision, EventRecord, Format, HistoryEntry, HistoryInfo, HookStats,
-    INPUT_BACKLOG_LIMIT, InboxItem, MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY, Message, Mode,
-    PROTOCOL_VERSION, PatternKind, Progress, Role, RouteInfo, RouteKind, RouteSpec, ScreenData,
-    SearchHit, SessionExit, SessionInfo, SessionState, SessionSummary, TurnData, TurnMeta,
-    WaitingState,
+    INBOX_TEXT_LIMIT, INPUT_BACKLOG_LIMIT, InboxItem, MAX_SCREEN_BYTES, MAX_SCREEN_HISTORY,
+    Message, Mode, PROTOCOL_VERSION, PatternKind, Progress, Role, RouteInfo, RouteKind, RouteSpec,
+    ScreenData, SearchHit, SessionExit, SessionInfo, SessionState, SessionSummary, TurnData,
+    TurnMeta, WaitingState,
 };
 pub use payload::Payload;
 pub use time::{iso8601_utc, unix_ms_now};

@@ -161,6 +161,15 @@ pub struct Progress {
     /// What the agent's hooks have reported, and how often they and the screen disagreed.
     #[serde(default)]
     pub hooks: HookStats,
+    /// Terminals attached to the session now (`clippy-ctl attach`, read-only ones included).
+    /// The broker emits `session.attached` when it changes.
+    #[serde(default)]
+    pub attached: u32,
+    /// When the running turn began, while `mode` is `busy`: Unix milliseconds by the
+    /// wrapper's clock (the moment its tap first saw the session busy), so that a busy
+    /// session's elapsed time survives a broker restart. `None` otherwise.
+    #[serde(default)]
+    pub busy_since: Option<u64>,
 }
 
 /// How a permission request is answered (`answer`).
@@ -326,6 +335,14 @@ pub struct SessionState {
     /// [`Mode::Exited`]); `None` while it lives.
     #[serde(default)]
     pub exited: Option<SessionExit>,
+    /// Terminals attached to the session now ([`Progress::attached`]).
+    #[serde(default)]
+    pub attached: u32,
+    /// When the running turn began, while its wrapper reports it busy: Unix milliseconds by
+    /// the wrapper's clock ([`Progress::busy_since`]); `None` otherwise (an `exec` the wrapper
+    /// has not seen start yet included).
+    #[serde(default)]
+    pub busy_since: Option<u64>,
 }
 
 /// How a session ended, as its wrapper told the broker in `deregister`.
@@ -441,6 +458,9 @@ pub struct SessionSummary {
     /// That wait's id, to name in `answer`.
     #[serde(default)]
     pub waiting_id: Option<u64>,
+    /// Terminals attached to it now ([`Progress::attached`]).
+    #[serde(default)]
+    pub attached: u32,
 }
 
 /// What a route's handoffs are.
@@ -537,7 +557,16 @@ pub struct InboxItem {
     pub approval: Option<String>,
     /// When it was made, Unix ms.
     pub created: u64,
+    /// The text it hands over, for a handoff awaiting approval whose text is at most
+    /// [`INBOX_TEXT_LIMIT`] bytes (what `approve` with an edited text starts from); `None`
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
+
+/// The longest handoff text an `inbox` reply carries ([`InboxItem::text`]): 256 of them stay
+/// well inside a frame.
+pub const INBOX_TEXT_LIMIT: usize = 16 * 1024;
 
 /// One event of the broker's event stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -614,6 +643,13 @@ pub struct EventRecord {
     /// For `session.exited`: the signal that killed the session's command, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// For `session.attached`: how many terminals are attached to the session now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attached: Option<u32>,
+    /// For `session.mode` with `reason` `busy`: when the turn began, Unix milliseconds by the
+    /// wrapper's clock ([`Progress::busy_since`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
 }
 
 /// The most history lines a `screen` request may ask for; more is taken as this many.

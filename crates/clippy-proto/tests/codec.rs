@@ -188,6 +188,8 @@ fn every_message() -> Vec<Message> {
                 input: None,
                 input_blocked: true,
                 prompt_unrecognised: true,
+                attached: 2,
+                busy_since: None,
             },
         },
         Message::Read {
@@ -328,6 +330,7 @@ fn every_message() -> Vec<Message> {
                 turns: 1,
                 last_turn_id: Some("abc:3".into()),
                 bracketed_paste: false,
+                attached: 1,
             }],
         },
         Message::Turn {
@@ -381,6 +384,8 @@ fn every_message() -> Vec<Message> {
                 input_blocked: true,
                 prompt_unrecognised: true,
                 exited: None,
+                attached: 2,
+                busy_since: Some(1_700_000_000_000),
             },
         },
         Message::ExecResult {
@@ -458,6 +463,7 @@ fn every_message() -> Vec<Message> {
                 state: "awaiting_approval".into(),
                 approval: Some("a1".into()),
                 created: 1_700_000_000_000,
+                text: Some("the handoff".into()),
             }],
         },
         Message::Events {
@@ -1072,6 +1078,8 @@ fn the_status_of_an_ended_session_round_trips() {
                 signal: Some(2),
                 ended_at: 1_700_000_000_000,
             }),
+            attached: 0,
+            busy_since: None,
         },
     };
     let frame = encode(&message).unwrap();

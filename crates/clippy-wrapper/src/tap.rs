@@ -135,6 +135,9 @@ pub enum Tapped {
     },
     /// The agent's hook reported, or sent something unreadable (why).
     Agent(Result<Report, String>),
+    /// This many terminals are attached now (the loop's attach hub changed its count):
+    /// reported in the progress ([`Progress::attached`]).
+    Attached(u32),
     /// An attached client needs the screen drawn (`clippy_attach::HubAction::Redraw`): taken
     /// after everything handed over before it, answered with [`TapOutput::Redrawn`].
     Redraw {
@@ -311,6 +314,8 @@ pub struct TapModel<S> {
     /// The keys of an answer the loop wrote, still to come as input: the dialog's, not the
     /// start of the next question.
     answer_keys: Option<Vec<u8>>,
+    /// The latest time given (Unix ms): when a turn that began since was first seen.
+    now_ms: u64,
 }
 
 impl<S: Spool> TapModel<S> {
@@ -334,12 +339,14 @@ impl<S: Spool> TapModel<S> {
             answering: None,
             reason: None,
             answer_keys: None,
+            now_ms: 0,
         }
     }
 
     /// The deadlines due at `now`: a turn that waited [`AGREEMENT_GRACE`] for its two sources
     /// to agree ends. Called before each chunk is taken.
     pub fn expire(&mut self, now: Now) -> Vec<TapOutput> {
+        self.now_ms = now.unix_ms;
         let mut out = Vec::new();
         if self.settle_at.is_some_and(|at| now.instant >= at) {
             self.settle_at = None;
@@ -351,6 +358,7 @@ impl<S: Spool> TapModel<S> {
 
     /// Takes one chunk from the byte loop, in order.
     pub fn take(&mut self, tapped: Tapped, now: Now) -> Vec<TapOutput> {
+        self.now_ms = now.unix_ms;
         let mut out = Vec::new();
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
@@ -419,6 +427,10 @@ impl<S: Spool> TapModel<S> {
                 Vec::new()
             }
             Tapped::Agent(report) => self.agent_report(report, now),
+            Tapped::Attached(count) => {
+                self.progress.attached = count;
+                Vec::new()
+            }
             Tapped::Redraw { client, generation } => {
                 let screen = self.detector.screen_redraw();
                 out.push(TapOutput::Redrawn {
@@ -446,6 +458,7 @@ impl<S: Spool> TapModel<S> {
     /// spool written, the progress reported if it changed, and, once output paused for
     /// [`RENDER_AFTER`], a step of the screen rendered.
     pub fn caught_up(&mut self, now: Now) -> Idle {
+        self.now_ms = now.unix_ms;
         let mut out = Vec::new();
         // No output for `QUIET`: the detector judges its screen.
         if self.quiet_at.is_some_and(|at| now.instant >= at) {
@@ -564,6 +577,11 @@ impl<S: Spool> TapModel<S> {
             Phase::Starting => Mode::Starting,
             Phase::Idle => Mode::Idle,
             Phase::Busy => Mode::Busy,
+        };
+        // A turn's start is the time the tap first saw it busy: kept while it runs.
+        self.progress.busy_since = match self.progress.mode {
+            Mode::Busy => self.progress.busy_since.or(Some(self.now_ms)),
+            _ => None,
         };
         self.progress.cwd = self.detector.cwd().map(str::to_owned);
         self.progress.prompt_unrecognised =
@@ -1172,6 +1190,41 @@ mod tests {
                 progress.hooks.disagreements
             ),
             (1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn a_turn_reports_when_it_began_until_it_ends_and_the_attached_count_is_reported() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::Off, Memory::default());
+        tap.take(output(b"$ "), clock.at(0));
+        let idle = tap.caught_up(clock.at(1));
+        let progress = last_progress(&idle.outputs).expect("the first report");
+        assert_eq!((progress.mode, progress.busy_since), (Mode::Idle, None));
+
+        tap.take(typed(b"sleep 9\r"), clock.at(10));
+        let busy = tap.caught_up(clock.at(12));
+        let progress = last_progress(&busy.outputs).expect("busy reported");
+        assert_eq!(progress.mode, Mode::Busy);
+        assert_eq!(progress.busy_since, Some(clock.at(12).unix_ms));
+        // Later reports of the same turn keep its start.
+        tap.take(output(b"sleep 9\r\n"), clock.at(500));
+        tap.take(Tapped::Attached(2), clock.at(600));
+        let later = tap.caught_up(clock.at(700));
+        let progress = last_progress(&later.outputs).expect("the attached count reported");
+        assert_eq!(progress.busy_since, Some(clock.at(12).unix_ms));
+        assert_eq!(progress.attached, 2);
+
+        tap.take(output(b"$ "), clock.at(9_000));
+        let done = tap.caught_up(clock.at(9_001));
+        let progress = last_progress(&done.outputs).expect("idle reported");
+        assert_eq!((progress.mode, progress.busy_since), (Mode::Idle, None));
+        assert_eq!(progress.attached, 2);
+        tap.take(Tapped::Attached(0), clock.at(9_100));
+        let detached = tap.caught_up(clock.at(9_101));
+        assert_eq!(
+            last_progress(&detached.outputs).map(|p| p.attached),
+            Some(0)
         );
     }
 
