@@ -447,7 +447,7 @@ fn failed(action: &Action, e: &ClientError) -> String {
         Action::Capture(s) => format!("capture {s}"),
         Action::Paste(s) => format!("paste {s}"),
         Action::End(s) => format!("end {s}"),
-        Action::Approve(a) => format!("approve {a}"),
+        Action::Approve(a) | Action::ApproveEdited { approval: a, .. } => format!("approve {a}"),
         Action::Deny(a) => format!("deny {a}"),
         Action::Search(q) => format!("search {q:?}"),
         Action::Answer { session, .. } => format!("answer {session}"),
@@ -521,6 +521,10 @@ fn ask(conn: &mut Connection, action: &Action) -> Result<Option<Reply>, ClientEr
         Action::Approve(approval) => {
             conn.approve(approval, None)?;
             Reply::Done(format!("approved {approval}"))
+        }
+        Action::ApproveEdited { approval, text } => {
+            conn.approve(approval, Some(text.clone()))?;
+            Reply::Done(format!("approved {approval} with the edited text"))
         }
         Action::Deny(approval) => {
             conn.deny(approval)?;

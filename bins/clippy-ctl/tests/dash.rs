@@ -25,8 +25,16 @@ struct Dash {
 
 impl Dash {
     fn start(dir: &TempDir, size: WinSize, env: &[(&str, &str)]) -> Dash {
+        Dash::run(dir, size, env, &["dash"])
+    }
+
+    /// `clippy-ctl ARGS` on a terminal of its own (the dashboard, or `attach`).
+    fn run(dir: &TempDir, size: WinSize, env: &[(&str, &str)], args: &[&str]) -> Dash {
         let pair = clippy_pty::openpty(size).unwrap();
-        let mut spec = CommandSpec::new(ctl_bin()).arg("dash").cwd(dir.path());
+        let mut spec = CommandSpec::new(ctl_bin()).cwd(dir.path());
+        for arg in args {
+            spec = spec.arg(arg);
+        }
         for (key, _) in std::env::vars_os() {
             spec = spec.env_remove(key);
         }
@@ -265,6 +273,39 @@ fn a_search_opens_a_turn_and_a_gated_handoff_is_approved() {
             .then_some(())
     });
 
+    // The next handoff is edited before it is approved: e opens the editor on its text, the
+    // text written there is what reaches `to`.
+    let out = ctl(&dir, &[], &["wait-prompt", "to", "--timeout", "20000"]);
+    assert!(out.status.success(), "{out:?}");
+    let out = ctl(&dir, &[], &["exec", "from", "echo first-draft"]);
+    assert!(out.status.success(), "{out:?}");
+    dash.wait_line(&["to", "+1"]);
+    dash.keys(b"r");
+    dash.wait_line(&["awaiting_approval"]);
+    dash.keys(b"e");
+    dash.wait_text("edit the handoff of");
+    dash.wait_text("first-draft");
+    dash.keys(&[0x7f; 300]);
+    dash.wait("the editor emptied", |text| {
+        (!text.contains("first-draft")).then_some(())
+    });
+    dash.keys(b"echo edited-$((6*7))-by-the-dash\x13");
+    dash.wait_text("with the edited text");
+    dash.keys(b"\x1b");
+    wait_for("the edited handoff run in `to`", || {
+        let out = ctl(&dir, &[], &["screen", "to"]);
+        let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+        screen
+            .lines()
+            .any(|l| l.trim() == "edited-42-by-the-dash")
+            .then_some(())
+    });
+    let out = ctl(&dir, &[], &["screen", "to"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("first-draft"),
+        "the text before the edit never reached `to`: {out:?}"
+    );
+
     // / searches the history; Enter opens the turn found.
     dash.keys(b"/needle\r");
     dash.wait_line(&["from", "[needle"]);
@@ -333,4 +374,54 @@ fn a_waiting_agent_comes_first_is_answered_with_a_and_a_hang_up_restores_the_ter
     });
     assert!(status.success(), "{status:?}");
     dash.wait_normal_screen();
+}
+
+#[test]
+fn a_terminal_attached_with_clippy_ctl_attach_is_counted_in_status_and_on_the_dashboard() {
+    let dir = TempDir::with_runtime("dash-attached");
+    let _broker = broker(&dir, &[]);
+    let mut sessions = Sessions {
+        dir: &dir,
+        names: Vec::new(),
+    };
+    sessions.spawn("sh", &bash_args());
+    let out = ctl(&dir, &[], &["wait-prompt", "sh", "--timeout", "20000"]);
+    assert!(out.status.success(), "{out:?}");
+    let attached = |dir: &TempDir| {
+        let out = ctl(dir, &[], &["status", "sh"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.starts_with("attached:"))
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    assert_eq!(attached(&dir), "attached:       0");
+    let dash = Dash::start(&dir, WinSize::new(80, 24), &[]);
+    let line = dash.wait_line(&["sh", "idle"]);
+    assert!(!line.contains('⧉'), "{line}");
+
+    // A real `clippy-ctl attach` on a terminal of its own: counted by the broker, and the
+    // dashboard shows it from the event, without asking.
+    let client = Dash::run(&dir, WinSize::new(80, 24), &[], &["attach", "sh"]);
+    wait_for("status to count the attached terminal", || {
+        (attached(&dir) == "attached:       1 terminal (clippy-ctl attach)").then_some(())
+    });
+    dash.wait_line(&["sh ⧉1", "idle"]);
+    client.keys(b"echo from-the-attached-terminal\r");
+    client.wait_text("from-the-attached-terminal");
+    let json = ctl(&dir, &[], &["--json", "list-sessions"]);
+    let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(listed["sessions"][0]["attached"], 1, "{listed}");
+
+    // Detached: the count goes back to 0 on both.
+    client.keys(b"\x1cd");
+    wait_for("status to count no terminal", || {
+        (attached(&dir) == "attached:       0").then_some(())
+    });
+    dash.wait("the count gone from the list", |text| {
+        text.lines()
+            .any(|l| l.contains("sh") && l.contains("idle") && !l.contains('⧉'))
+            .then_some(())
+    });
+    dash.keys(b"q");
 }

@@ -147,6 +147,13 @@ pub enum Action {
     End(String),
     /// `approve` a gated handoff.
     Approve(String),
+    /// `approve` a gated handoff with an edited text.
+    ApproveEdited {
+        /// The approval.
+        approval: String,
+        /// The text to hand over instead.
+        text: String,
+    },
     /// `deny` a gated handoff.
     Deny(String),
     /// `search` the history.
@@ -202,7 +209,8 @@ pub struct Session {
     pub preset: String,
     /// Its wrapper's mode.
     pub mode: Option<Mode>,
-    /// When its running turn started (by the dashboard's clock), while busy.
+    /// When its running turn started, while busy: the wrapper's time when the broker gives
+    /// it (so a restarted broker or dashboard keeps it), else when the dashboard heard.
     pub busy_since: Option<u64>,
     /// The running turn's submitted line, while busy.
     pub input: Option<String>,
@@ -224,6 +232,8 @@ pub struct Session {
     pub bracketed_paste: bool,
     /// It started waiting or finished a turn while not selected.
     pub attention: bool,
+    /// Terminals attached to it (`clippy-ctl attach`).
+    pub attached: u32,
 }
 
 impl Session {
@@ -269,6 +279,14 @@ pub enum View {
     LastTurn(Format),
     /// Its turns.
     Turns,
+    /// A turn opened from its turn list, as text or the agent's message (Esc: back to the
+    /// list).
+    Opened {
+        /// The turn.
+        turn: String,
+        /// `text` or `message`.
+        format: Format,
+    },
     /// A turn found by a search.
     Found(String),
 }
@@ -307,6 +325,16 @@ pub enum Overlay {
         session: String,
         /// The text.
         text: String,
+    },
+    /// Editing the text of a handoff awaiting approval (the same editor; Ctrl+S approves it
+    /// with the text, Esc goes back to the routes).
+    EditApproval {
+        /// The approval.
+        approval: String,
+        /// The text.
+        text: String,
+        /// The inbox item it was chosen at in the routes window.
+        at: usize,
     },
     /// Choosing the session to paste the captured turn into.
     PastePick {
@@ -349,6 +377,17 @@ pub struct App {
     detail: Detail,
     /// Scrolled up this many lines from the bottom of the detail.
     scroll: u16,
+    /// The chosen turn in the turn list.
+    turn_at: usize,
+    /// The keys move in the turn list (not the sessions list).
+    turns_focus: bool,
+    /// Every session's status is asked again at the next list (the event stream was away:
+    /// what changed meanwhile was not heard).
+    restatus: bool,
+    /// The newest turn heard of per session (its seq), kept when a session leaves the list:
+    /// a wrapper registering again with a restarted broker hands it its turns again, and
+    /// those are not news.
+    seen_turns: BTreeMap<String, u64>,
     overlay: Option<Overlay>,
     status: Option<String>,
     connected: bool,
@@ -373,6 +412,10 @@ impl App {
             view: View::Screen,
             detail: Detail::Empty,
             scroll: 0,
+            turn_at: 0,
+            turns_focus: false,
+            restatus: false,
+            seen_turns: BTreeMap::new(),
             overlay: None,
             status: None,
             connected: false,
@@ -400,6 +443,7 @@ impl App {
                 self.connected = up;
                 self.changed = true;
                 if up {
+                    self.restatus = true;
                     out.push(Action::Refresh);
                 } else {
                     self.screen_asked = None;
@@ -489,6 +533,11 @@ impl App {
     /// What the detail pane shows, and holds.
     pub fn detail(&self) -> (&View, &Detail, u16) {
         (&self.view, &self.detail, self.scroll)
+    }
+
+    /// The chosen turn in the turn list, and whether the keys move in it.
+    pub fn turn_cursor(&self) -> (usize, bool) {
+        (self.turn_at, self.turns_focus && self.view == View::Turns)
     }
 
     /// The window open over the dashboard.
@@ -613,12 +662,11 @@ impl App {
                     _ => Mode::Starting,
                 };
                 let s = self.entry(&id);
-                if mode == Mode::Busy && s.mode != Some(Mode::Busy) {
-                    s.busy_since = Some(now);
-                }
-                if mode != Mode::Busy {
-                    s.busy_since = None;
-                }
+                s.busy_since = match mode {
+                    // The wrapper's time when given (a broker restart keeps it).
+                    Mode::Busy => e.since.or(s.busy_since).or(Some(now)),
+                    _ => None,
+                };
                 s.mode = Some(mode);
                 s.input = e.message;
                 s.last_activity = Some(now);
@@ -641,7 +689,15 @@ impl App {
                 s.last_activity = Some(now);
             }
             "session.disagreement" => out.push(Action::Status(id)),
+            "session.attached" => {
+                let s = self.entry(&id);
+                s.attached = e.attached.unwrap_or(0);
+            }
             "turn.completed" => {
+                if !self.new_turn(&id, e.turn_id.as_deref()) {
+                    // A turn handed again to a restarted broker: no news.
+                    return;
+                }
                 let s = self.entry(&id);
                 s.turns += 1;
                 s.last_turn_id = e.turn_id;
@@ -661,6 +717,18 @@ impl App {
         }
     }
 
+    /// Whether `turn` (`<session>:<seq>`) of session `id` is newer than every turn heard of
+    /// it; it is then the newest.
+    fn new_turn(&mut self, id: &str, turn: Option<&str>) -> bool {
+        let Some(seq) = turn.and_then(turn_seq) else {
+            return true;
+        };
+        let newest = self.seen_turns.entry(id.to_owned()).or_insert(0);
+        let new = seq > *newest;
+        *newest = (*newest).max(seq);
+        new
+    }
+
     fn on_reply(&mut self, reply: Reply, now: u64, out: &mut Vec<Action>) {
         self.changed = true;
         match reply {
@@ -669,8 +737,10 @@ impl App {
                 // Gone without a word (a broker restarted, say): only ended sessions stay.
                 self.sessions
                     .retain(|id, s| listed.contains(&id.as_str()) || s.exited.is_some());
+                let restatus = std::mem::take(&mut self.restatus);
                 for summary in list {
-                    let new = !self.sessions.contains_key(&summary.session)
+                    let new = restatus
+                        || !self.sessions.contains_key(&summary.session)
                         || self.sessions[&summary.session].mode.is_none();
                     let s = self.entry(&summary.session);
                     s.name = summary.name;
@@ -679,6 +749,9 @@ impl App {
                     s.turns = summary.turns;
                     s.last_turn_id = summary.last_turn_id;
                     s.bracketed_paste = summary.bracketed_paste;
+                    s.attached = summary.attached;
+                    let last = s.last_turn_id.clone();
+                    self.new_turn(&summary.session, last.as_deref());
                     if new {
                         out.push(Action::Status(summary.session));
                     }
@@ -690,12 +763,13 @@ impl App {
                 if st.name.is_some() {
                     s.name = st.name;
                 }
-                if st.mode == Mode::Busy && s.busy_since.is_none() {
-                    s.busy_since = Some(now);
-                }
-                if st.mode != Mode::Busy {
-                    s.busy_since = None;
-                }
+                s.busy_since = match st.mode {
+                    // The wrapper's time when given: a dashboard started, or a broker
+                    // restarted, during a turn shows how long it has really run.
+                    Mode::Busy => st.busy_since.or(s.busy_since).or(Some(now)),
+                    _ => None,
+                };
+                s.attached = st.attached;
                 s.mode = Some(st.mode);
                 s.input = st.current_input;
                 s.waiting = st.waiting.map(|w| Wait {
@@ -712,7 +786,10 @@ impl App {
                 if let Some(turn) = st.last_turn_id {
                     s.last_turn_id = Some(turn);
                 }
+
                 s.exited = st.exited.map(|x| x.exit_code);
+                let (id, last) = (s.id.clone(), s.last_turn_id.clone());
+                self.new_turn(&id, last.as_deref());
             }
             Reply::Routes(routes) => self.routes = routes,
             Reply::Inbox { session, items } => {
@@ -748,6 +825,7 @@ impl App {
             } => {
                 let wanted = match &self.view {
                     View::LastTurn(f) => *f == format && self.selected.as_deref() == Some(&target),
+                    View::Opened { turn, format: f } => *turn == target && *f == format,
                     View::Found(id) => *id == target,
                     _ => false,
                 };
@@ -765,6 +843,7 @@ impl App {
             }
             Reply::Turns { session, turns } => {
                 if self.view == View::Turns && self.selected.as_deref() == Some(&session) {
+                    self.turn_at = self.turn_at.min(turns.len().saturating_sub(1));
                     self.detail = Detail::Turns(turns);
                 }
             }
@@ -806,6 +885,10 @@ impl App {
         if matches!(self.view, View::Found(_)) {
             self.view = View::Screen;
         }
+        if matches!(self.view, View::Opened { .. }) {
+            self.view = View::Turns;
+        }
+        self.turn_at = 0;
         self.detail = Detail::Empty;
         self.screen_asked = None;
         let live = self
@@ -835,6 +918,10 @@ impl App {
             }
             View::LastTurn(format) => out.push(Action::Turn { target: id, format }),
             View::Turns => out.push(Action::Turns(id)),
+            View::Opened { turn, format } => out.push(Action::Turn {
+                target: turn,
+                format,
+            }),
             View::Found(turn) => out.push(Action::Turn {
                 target: turn,
                 format: Format::Text,
@@ -865,6 +952,7 @@ impl App {
             return;
         }
         match self.overlay.take() {
+            None if self.turns_focus && self.view == View::Turns => self.on_turns_key(key, out),
             None => self.on_list_key(key, out),
             Some(overlay) => self.overlay = self.on_overlay_key(overlay, key, out),
         }
@@ -886,6 +974,10 @@ impl App {
             Key::PageUp => self.scroll = self.scroll.saturating_add(self.page()),
             Key::PageDown => self.scroll = self.scroll.saturating_sub(self.page()),
             Key::Char('f') => self.overlay = Some(Overlay::Filter),
+            Key::Esc if matches!(self.view, View::Opened { .. }) => {
+                self.back_to_turns(out);
+                return;
+            }
             Key::Esc => {
                 self.filter.clear();
                 self.status = None;
@@ -894,20 +986,37 @@ impl App {
                 self.view = match self.view {
                     View::Screen => View::LastTurn(Format::Text),
                     View::LastTurn(_) => View::Turns,
-                    View::Turns | View::Found(_) => View::Screen,
+                    View::Turns | View::Opened { .. } | View::Found(_) => View::Screen,
                 };
+                // The turn list takes the arrows at once (Esc or Tab gives them back).
+                self.turns_focus = self.view == View::Turns;
+                self.turn_at = 0;
                 self.detail = Detail::Empty;
                 self.scroll = 0;
                 self.refetch_detail(out);
             }
+            Key::Tab if self.view == View::Turns => self.turns_focus = true,
             Key::Char('t') => {
-                if let View::LastTurn(format) = self.view {
-                    self.view = View::LastTurn(if format == Format::Message {
+                let toggle = |f: Format| {
+                    if f == Format::Message {
                         Format::Text
                     } else {
                         Format::Message
-                    });
-                    self.refetch_detail(out);
+                    }
+                };
+                match self.view.clone() {
+                    View::LastTurn(format) => {
+                        self.view = View::LastTurn(toggle(format));
+                        self.refetch_detail(out);
+                    }
+                    View::Opened { turn, format } => {
+                        self.view = View::Opened {
+                            turn,
+                            format: toggle(format),
+                        };
+                        self.refetch_detail(out);
+                    }
+                    _ => {}
                 }
             }
             Key::Char('/') => {
@@ -967,6 +1076,49 @@ impl App {
             Key::Char('x') if live => self.overlay = Some(Overlay::ConfirmEnd(id)),
             _ => {}
         }
+    }
+
+    /// A key while the turn list has the arrows: move in it, Enter opens the chosen turn, Esc
+    /// or Tab gives the arrows back to the sessions; the other keys act as in the list.
+    fn on_turns_key(&mut self, key: Key, out: &mut Vec<Action>) {
+        let count = match &self.detail {
+            Detail::Turns(turns) => turns.len(),
+            _ => 0,
+        };
+        match key {
+            Key::Up | Key::Char('k') => self.turn_at = self.turn_at.saturating_sub(1),
+            Key::Down | Key::Char('j') => {
+                self.turn_at = (self.turn_at + 1).min(count.saturating_sub(1));
+            }
+            Key::Home => self.turn_at = 0,
+            Key::End => self.turn_at = count.saturating_sub(1),
+            Key::Enter => {
+                let chosen = match &self.detail {
+                    Detail::Turns(turns) => turns.get(self.turn_at).map(|t| t.turn_id.clone()),
+                    _ => None,
+                };
+                if let Some(turn) = chosen {
+                    self.view = View::Opened {
+                        turn,
+                        format: Format::Text,
+                    };
+                    self.detail = Detail::Empty;
+                    self.scroll = 0;
+                    self.refetch_detail(out);
+                }
+            }
+            Key::Esc | Key::Tab => self.turns_focus = false,
+            other => self.on_list_key(other, out),
+        }
+    }
+
+    /// From an opened turn back to the turn list, the arrows in it, the same turn chosen.
+    fn back_to_turns(&mut self, out: &mut Vec<Action>) {
+        self.view = View::Turns;
+        self.turns_focus = true;
+        self.detail = Detail::Empty;
+        self.scroll = 0;
+        self.refetch_detail(out);
     }
 
     fn page(&self) -> u16 {
@@ -1049,6 +1201,30 @@ impl App {
                 }
                 _ => Some(Overlay::Editor { session, text }),
             },
+            Overlay::EditApproval {
+                approval,
+                mut text,
+                at,
+            } => {
+                match key {
+                    Key::Esc => return Some(Overlay::Routes { at }),
+                    Key::Ctrl('s') => {
+                        out.push(Action::ApproveEdited { approval, text });
+                        return Some(Overlay::Routes { at });
+                    }
+                    Key::Enter => text.push('\n'),
+                    Key::Backspace => {
+                        text.pop();
+                    }
+                    Key::Char(c) => text.push(c),
+                    Key::Tab => text.push('\t'),
+                    Key::Paste(pasted) => {
+                        text.push_str(&pasted.replace("\r\n", "\n").replace('\r', "\n"));
+                    }
+                    _ => {}
+                }
+                Some(Overlay::EditApproval { approval, text, at })
+            }
             Overlay::PastePick { at } => {
                 let shown: Vec<String> = self.shown().iter().map(|s| s.id.clone()).collect();
                 match key {
@@ -1113,6 +1289,25 @@ impl App {
                     .iter()
                     .map(|(_, i)| i.approval.clone())
                     .collect();
+                if key == Key::Char('e') {
+                    let chosen = self
+                        .inbox_items()
+                        .get(at)
+                        .map(|(_, i)| (i.approval.clone(), i.text.clone(), i.byte_length));
+                    match chosen {
+                        Some((Some(approval), Some(text), _)) => {
+                            return Some(Overlay::EditApproval { approval, text, at });
+                        }
+                        Some((Some(approval), None, bytes)) => {
+                            self.status = Some(format!(
+                                "{approval} hands over {bytes} bytes, too many to edit here: \
+                                 clippy-ctl approve {approval} --edit FILE"
+                            ));
+                        }
+                        _ => self.status = Some("nothing there awaits approval".into()),
+                    }
+                    return Some(Overlay::Routes { at });
+                }
                 match key {
                     Key::Esc | Key::Char('q' | 'r') => None,
                     Key::Up | Key::Char('k') => Some(Overlay::Routes {
@@ -1194,6 +1389,11 @@ impl App {
             }
         }
     }
+}
+
+/// The seq of a turn id `<session>:<seq>`.
+fn turn_seq(turn: &str) -> Option<u64> {
+    turn.rsplit_once(':').and_then(|(_, seq)| seq.parse().ok())
 }
 
 /// What `send` types for `text`: one bracketed paste when the program has it on (markers in

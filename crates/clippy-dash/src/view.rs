@@ -133,14 +133,23 @@ fn footer_line(app: &App, theme: Theme) -> Line<'static> {
     }
     let keys = match app.overlay() {
         Some(Overlay::Editor { .. }) => "Ctrl+S send  Enter new line  Esc cancel",
+        Some(Overlay::EditApproval { .. }) => "Ctrl+S approve with this text  Esc back",
         Some(Overlay::Filter) => "type to filter  Enter keep  Esc clear",
         Some(Overlay::Search { typing: true, .. }) => "type words  Enter search  Esc close",
         Some(Overlay::Search { .. }) => "↑↓ choose  Enter open  / new search  Esc close",
-        Some(Overlay::Routes { .. }) => "↑↓ choose  a approve  d deny  Esc close",
+        Some(Overlay::Routes { .. }) => {
+            "↑↓ choose  a approve  e edit, then approve  d deny  Esc close"
+        }
         Some(Overlay::PastePick { .. }) => "↑↓ choose the session  Enter paste  Esc cancel",
         Some(Overlay::Spawn { .. }) => "Tab next field  Enter start  Esc cancel",
         Some(Overlay::ConfirmEnd(_)) => "y end it  any other key: keep it",
         Some(Overlay::Help) => "any key closes",
+        None if app.turn_cursor().1 => {
+            "↑↓ choose a turn  Enter open it  Esc/Tab back to the sessions  v view  ? help"
+        }
+        None if matches!(app.detail().0, View::Opened { .. }) => {
+            "t text/message  Esc back to the turns  PgUp PgDn scroll  v view  ? help"
+        }
         None => {
             "? help  q quit  ↑↓ select  Enter attach  a/d answer  s send  v view  / search  r routes  n new  x end  f filter"
         }
@@ -224,7 +233,7 @@ fn render_list(
         let mark = if s.attention { "●" } else { " " };
         let mut cells = vec![
             Cell::from(mark).style(theme.fg(Color::Yellow)),
-            Cell::from(s.label().to_owned()),
+            name_cell(s, if narrow { 12 } else { 14 }, theme),
             Cell::from(if s.preset.is_empty() {
                 "-".to_owned()
             } else {
@@ -299,6 +308,22 @@ fn render_list(
     }
 }
 
+/// A session's name, and `⧉N` after it when N terminals are attached (the name cut so that
+/// the count always shows).
+fn name_cell(s: &Session, width: usize, theme: Theme) -> Cell<'static> {
+    let label = s.label();
+    if s.attached == 0 {
+        return Cell::from(label.to_owned());
+    }
+    let count = format!("⧉{}", s.attached);
+    let room = width.saturating_sub(count.chars().count() + 1);
+    let name: String = label.chars().take(room).collect();
+    Cell::from(Line::from(vec![
+        Span::raw(format!("{name} ")),
+        Span::styled(count, theme.fg(Color::Magenta)),
+    ]))
+}
+
 fn render_detail(app: &App, theme: Theme, frame: &mut Frame<'_>, area: Rect) {
     let (view, detail, scroll) = app.detail();
     let who = app
@@ -312,6 +337,7 @@ fn render_detail(app: &App, theme: Theme, frame: &mut Frame<'_>, area: Rect) {
         (View::LastTurn(Format::Message), _) => format!(" {who}: last turn (message) "),
         (View::LastTurn(_), _) => format!(" {who}: last turn (text) "),
         (View::Turns, _) => format!(" {who}: turns "),
+        (View::Opened { turn, .. }, _) => format!(" {who}: turn {turn} "),
     };
     let block = Block::new()
         .borders(Borders::TOP)
@@ -336,18 +362,27 @@ fn render_detail(app: &App, theme: Theme, frame: &mut Frame<'_>, area: Rect) {
                 .collect()
         }
         Detail::Turns(turns) => {
+            let (at, focused) = app.turn_cursor();
             let mut out = vec![Line::styled(
                 "TURN        BYTES  EXIT  INPUT",
                 Style::new().add_modifier(Modifier::BOLD),
             )];
-            out.extend(turns.iter().skip(usize::from(scroll)).map(|t| {
-                Line::from(format!(
+            // The chosen turn stays in sight.
+            let rows = height.saturating_sub(1).max(1);
+            let skip = usize::from(scroll).max((at + 1).saturating_sub(rows));
+            out.extend(turns.iter().enumerate().skip(skip).map(|(i, t)| {
+                let line = Line::from(format!(
                     "{:<11} {:>5}  {:>4}  {}",
                     t.turn_id,
                     t.byte_length,
                     t.exit_code.map_or("-".to_owned(), |c| c.to_string()),
                     one_line(t.input.as_deref().unwrap_or("-"))
-                ))
+                ));
+                if focused && i == at {
+                    line.style(theme.selected())
+                } else {
+                    line
+                }
             }));
             out
         }
@@ -394,10 +429,17 @@ pub const HELP: &[(&str, &str)] = &[
         "paste the captured turn into a session chosen from the list",
     ),
     ("v", "detail: live screen → last turn → turn list"),
-    ("t", "last turn: text ↔ the agent's own message"),
+    (
+        "Tab",
+        "turn list: ↑↓ choose a turn, Enter opens it, Esc back",
+    ),
+    ("t", "last or opened turn: text ↔ the agent's own message"),
     ("PgUp PgDn", "scroll the detail"),
     ("/", "search the history; Enter opens the turn found"),
-    ("r", "routes and inboxes: approve (a) or deny (d) a handoff"),
+    (
+        "r",
+        "routes and inboxes: approve (a), edit then approve (e), deny (d)",
+    ),
     ("n", "start a new session: command, name, folder"),
     ("x", "end the session (asks first)"),
     ("f", "filter the list by typing (Esc clears)"),
@@ -463,6 +505,29 @@ fn render_overlay(
                     .wrap(Wrap { trim: false })
                     .block(window(
                         format!(" message to {label} (Ctrl+S sends) "),
+                        theme,
+                    )),
+                rect,
+            );
+        }
+        Overlay::EditApproval { approval, text, .. } => {
+            let rect = centered(area, area.width.saturating_sub(8).max(40), 12);
+            frame.render_widget(Clear, rect);
+            let mut shown = text.clone();
+            shown.push('▏');
+            // The end of a long text, where the cursor is.
+            let inner_width = usize::from(rect.width.saturating_sub(2)).max(1);
+            let rows: usize = shown
+                .split('\n')
+                .map(|l| l.chars().count().div_ceil(inner_width).max(1))
+                .sum();
+            let scroll = rows.saturating_sub(usize::from(rect.height.saturating_sub(2)));
+            frame.render_widget(
+                Paragraph::new(shown)
+                    .wrap(Wrap { trim: false })
+                    .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
+                    .block(window(
+                        format!(" edit the handoff of {approval} (Ctrl+S approves it) "),
                         theme,
                     )),
                 rect,

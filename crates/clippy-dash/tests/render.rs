@@ -176,3 +176,81 @@ fn an_unreachable_broker_is_said_in_the_header() {
     let (lines, _) = draw(&app, 80, 24, Theme::new(true), T0);
     assert!(lines[0].contains("broker unreachable"), "{}", lines[0]);
 }
+
+#[test]
+fn attached_terminals_show_after_the_name_at_80_and_160_columns_and_only_when_there_are_some() {
+    let mut app = fleet();
+    app.handle(
+        Input::Event(event(
+            "session.attached",
+            "k1",
+            json!({"attached": 2, "name": "coder"}),
+        )),
+        T0,
+    );
+    for (cols, rows) in [(80, 24), (160, 50)] {
+        let (lines, _) = draw(&app, cols, rows, Theme::new(false), T0 + 1000);
+        let text = lines.join("\n");
+        let row = find(&lines, "busy 1s");
+        assert!(lines[row].contains("coder ⧉2"), "{cols}x{rows}: {text}");
+        assert_eq!(text.matches('⧉').count(), 1, "{cols}x{rows}: {text}");
+    }
+    // A long name is cut so that the count still shows.
+    app.handle(
+        Input::Event(event(
+            "session.registered",
+            "k2",
+            json!({"name": "a-very-long-session-name"}),
+        )),
+        T0,
+    );
+    app.handle(
+        Input::Event(event("session.attached", "k2", json!({"attached": 1}))),
+        T0,
+    );
+    let (lines, _) = draw(&app, 80, 24, Theme::new(false), T0 + 1000);
+    assert!(
+        lines.iter().any(|l| l.contains("a-very-lo ⧉1")),
+        "{}",
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn the_turn_list_shows_the_chosen_turn_and_the_keys_to_open_it() {
+    let mut app = fleet();
+    app.handle(Input::Key(Key::Char('v')), T0);
+    app.handle(Input::Key(Key::Char('v')), T0);
+    let turns = (1..=30)
+        .rev()
+        .map(|n| {
+            serde_json::from_value(json!({"turn_id": format!("k2:{n}"), "timestamp": T0,
+                "byte_length": 5, "interrupted": false, "truncated": false, "input": format!("q{n}")}))
+            .expect("a turn")
+        })
+        .collect();
+    app.handle(
+        Input::Reply(Reply::Turns {
+            session: "k2".into(),
+            turns,
+        }),
+        T0,
+    );
+    for _ in 0..20 {
+        app.handle(Input::Key(Key::Down), T0);
+    }
+    let (lines, terminal) = draw(&app, 80, 24, Theme::new(false), T0);
+    let text = lines.join("\n");
+    // The 21st turn (k2:10) is chosen, in sight, in reverse video.
+    let row = find(&lines, "k2:10 ");
+    let buffer = terminal.backend().buffer();
+    assert!(
+        buffer[(2, u16::try_from(row).expect("a row"))]
+            .style()
+            .add_modifier
+            .contains(ratatui::style::Modifier::BOLD)
+            || buffer[(2, u16::try_from(row).expect("a row"))].bg != Color::Reset,
+        "{text}"
+    );
+    assert!(lines[23].contains("Enter open it"), "{text}");
+}

@@ -474,3 +474,279 @@ fn the_pacer_lets_a_frame_through_at_most_once_an_interval() {
     assert_eq!(pacer.wait(T0 + 10), Some(T0 + 40));
     assert_eq!(pacer.wait(T0 + 40), None);
 }
+
+#[test]
+fn the_turn_list_opens_the_chosen_turn_as_text_or_message_and_esc_goes_back() {
+    let mut app = app_with(&[("s1", "agent", "idle"), ("s2", "other", "idle")], false);
+    keys(&mut app, "v");
+    assert_eq!(keys(&mut app, "v"), [Action::Turns("s1".into())]);
+    let turns = ["s1:3", "s1:2", "s1:1"]
+        .iter()
+        .map(|id| {
+            serde_json::from_value(json!({"turn_id": id, "timestamp": T0, "byte_length": 5,
+            "interrupted": false, "truncated": false}))
+            .expect("a turn")
+        })
+        .collect();
+    app.handle(
+        Input::Reply(Reply::Turns {
+            session: "s1".into(),
+            turns,
+        }),
+        T0,
+    );
+    // The arrows move in the turn list, not the sessions.
+    assert_eq!(app.turn_cursor(), (0, true));
+    app.handle(Input::Key(Key::Down), T0);
+    app.handle(Input::Key(Key::Down), T0);
+    app.handle(Input::Key(Key::Down), T0);
+    assert_eq!(app.turn_cursor(), (2, true));
+    app.handle(Input::Key(Key::Up), T0);
+    assert_eq!(app.selected(), Some("s1"));
+    assert_eq!(
+        app.handle(Input::Key(Key::Enter), T0),
+        [Action::Turn {
+            target: "s1:2".into(),
+            format: Format::Text
+        }]
+    );
+    app.handle(
+        Input::Reply(Reply::Turn {
+            target: "s1:2".into(),
+            turn_id: "s1:2".into(),
+            format: Format::Text,
+            text: "second turn".into(),
+        }),
+        T0,
+    );
+    assert!(
+        matches!(app.detail().1, Detail::Lines { title, lines } if title.contains("s1:2") && lines[0] == "second turn")
+    );
+    assert_eq!(
+        keys(&mut app, "t"),
+        [Action::Turn {
+            target: "s1:2".into(),
+            format: Format::Message
+        }]
+    );
+    // A reply for the other format is not shown in its place.
+    app.handle(
+        Input::Reply(Reply::Turn {
+            target: "s1:2".into(),
+            turn_id: "s1:2".into(),
+            format: Format::Text,
+            text: "late text".into(),
+        }),
+        T0,
+    );
+    assert!(
+        matches!(app.detail().1, Detail::Lines { lines, .. } if lines[0] == "second turn"),
+        "{:?}",
+        app.detail()
+    );
+    // Esc: back to the list, the same turn chosen.
+    assert_eq!(
+        app.handle(Input::Key(Key::Esc), T0),
+        [Action::Turns("s1".into())]
+    );
+    assert_eq!(app.detail().0, &View::Turns);
+    assert_eq!(app.turn_cursor(), (1, true));
+    // Esc again gives the arrows back to the sessions; Tab takes them again.
+    app.handle(Input::Key(Key::Esc), T0);
+    assert_eq!(app.turn_cursor(), (1, false));
+    app.handle(Input::Key(Key::Down), T0);
+    assert_eq!(app.selected(), Some("s2"));
+    app.handle(Input::Key(Key::Tab), T0);
+    assert_eq!(app.turn_cursor(), (0, true));
+}
+
+#[test]
+fn e_in_the_routes_edits_the_handoff_in_the_editor_and_approves_it_with_the_new_text() {
+    let mut app = app_with(&[("s1", "from", "idle"), ("s2", "to", "idle")], false);
+    app.handle(
+        Input::Reply(Reply::Status(status("s2", "idle", json!({"inbox": 2})))),
+        T0,
+    );
+    keys(&mut app, "r");
+    let item = |n: u32, text: Option<&str>| {
+        serde_json::from_value::<clippy_proto::InboxItem>(json!({
+            "handoff": format!("h{n}"), "route": "r1", "turn_id": format!("s1:{n}"),
+            "byte_length": 70_000, "state": "awaiting_approval", "approval": format!("a{n}"),
+            "created": T0 + u64::from(n), "text": text,
+        }))
+        .expect("an item")
+    };
+    app.handle(
+        Input::Reply(Reply::Inbox {
+            session: "s2".into(),
+            items: vec![item(1, Some("draft")), item(2, None)],
+        }),
+        T0,
+    );
+    assert!(keys(&mut app, "e").is_empty());
+    assert!(
+        matches!(app.overlay(), Some(Overlay::EditApproval { approval, text, .. }) if approval == "a1" && text == "draft")
+    );
+    // The editor's keys: a, d and q are letters here.
+    app.handle(Input::Key(Key::Backspace), T0);
+    keys(&mut app, "y and done");
+    app.handle(Input::Key(Key::Enter), T0);
+    keys(&mut app, "q");
+    assert_eq!(
+        app.handle(Input::Key(Key::Ctrl('s')), T0),
+        [Action::ApproveEdited {
+            approval: "a1".into(),
+            text: "drafy and done\nq".into()
+        }]
+    );
+    assert!(matches!(app.overlay(), Some(Overlay::Routes { at: 0 })));
+    // A text too long to carry is said, with the command that edits it.
+    app.handle(Input::Key(Key::Down), T0);
+    assert!(keys(&mut app, "e").is_empty());
+    assert!(matches!(app.overlay(), Some(Overlay::Routes { at: 1 })));
+    assert!(
+        app.status()
+            .is_some_and(|s| s.contains("approve a2 --edit")),
+        "{:?}",
+        app.status()
+    );
+    // Esc in the editor goes back to the routes, approving nothing.
+    app.handle(Input::Key(Key::Up), T0);
+    keys(&mut app, "e");
+    assert!(app.handle(Input::Key(Key::Esc), T0).is_empty());
+    assert!(matches!(app.overlay(), Some(Overlay::Routes { at: 0 })));
+}
+
+#[test]
+fn the_attached_terminals_follow_the_list_the_status_and_their_event() {
+    let mut app = clippy_dash::App::new(false);
+    app.handle(Input::Broker(true), T0);
+    let mut listed = summary("s1", "sh", "bash");
+    listed.attached = 1;
+    app.handle(Input::Reply(Reply::Sessions(vec![listed])), T0);
+    assert_eq!(app.session("s1").map(|s| s.attached), Some(1));
+    app.handle(
+        Input::Event(event("session.attached", "s1", json!({"attached": 2}))),
+        T0,
+    );
+    assert_eq!(app.session("s1").map(|s| s.attached), Some(2));
+    app.handle(
+        Input::Reply(Reply::Status(status("s1", "idle", json!({"attached": 0})))),
+        T0,
+    );
+    assert_eq!(app.session("s1").map(|s| s.attached), Some(0));
+}
+
+#[test]
+fn a_busy_sessions_elapsed_time_is_the_wrappers_across_a_broker_restart_and_a_fresh_start() {
+    // Started while the turn runs: the status's start, not the dashboard's.
+    let mut app = clippy_dash::App::new(false);
+    app.handle(Input::Broker(true), T0);
+    app.handle(
+        Input::Reply(Reply::Sessions(vec![summary("s1", "agent", "claude")])),
+        T0,
+    );
+    let busy = || {
+        Input::Reply(Reply::Status(status(
+            "s1",
+            "busy",
+            json!({"busy_since": T0 - 65_000}),
+        )))
+    };
+    app.handle(busy(), T0);
+    let state =
+        |app: &clippy_dash::App, now| clippy_dash::state_text(app.session("s1").expect("s1"), now);
+    assert_eq!(state(&app, T0), "busy 1m05s");
+    // The broker restarts: the session goes from the list and comes back, registered
+    // again; every session's status is asked again, and the turn's start is the wrapper's.
+    app.handle(Input::Broker(false), T0 + 1_000);
+    assert_eq!(
+        app.handle(Input::Broker(true), T0 + 2_000),
+        [Action::Refresh]
+    );
+    app.handle(Input::Reply(Reply::Sessions(Vec::new())), T0 + 2_000);
+    assert!(app.session("s1").is_none());
+    app.handle(
+        Input::Event(event("session.registered", "s1", json!({"name": "agent"}))),
+        T0 + 3_000,
+    );
+    let actions = app.handle(
+        Input::Reply(Reply::Sessions(vec![summary("s1", "agent", "claude")])),
+        T0 + 3_000,
+    );
+    assert!(
+        actions.contains(&Action::Status("s1".into())),
+        "{actions:?}"
+    );
+    app.handle(
+        Input::Event(event(
+            "session.mode",
+            "s1",
+            json!({"reason": "busy", "since": T0 - 65_000}),
+        )),
+        T0 + 3_000,
+    );
+    assert_eq!(state(&app, T0 + 5_000), "busy 1m10s");
+    app.handle(busy(), T0 + 5_000);
+    assert_eq!(state(&app, T0 + 5_000), "busy 1m10s");
+    // A session still listed after a reconnection is asked again too (events were missed).
+    app.handle(Input::Broker(false), T0 + 6_000);
+    app.handle(Input::Broker(true), T0 + 7_000);
+    let actions = app.handle(
+        Input::Reply(Reply::Sessions(vec![summary("s1", "agent", "claude")])),
+        T0 + 7_000,
+    );
+    assert!(
+        actions.contains(&Action::Status("s1".into())),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn turns_handed_again_to_a_restarted_broker_are_not_news_and_ring_nothing() {
+    let mut app = app_with(&[("s1", "sh", "idle"), ("s2", "agent", "idle")], true);
+    for n in 1..=2 {
+        app.handle(
+            Input::Event(event(
+                "turn.completed",
+                "s2",
+                json!({"turn_id": format!("s2:{n}")}),
+            )),
+            T0,
+        );
+    }
+    // The broker restarts: the dashboard lists the sessions registered again so far (s1),
+    // then s2 registers and hands its turns over again.
+    app.handle(Input::Broker(false), T0 + 1_000);
+    app.handle(Input::Broker(true), T0 + 2_000);
+    app.handle(
+        Input::Reply(Reply::Sessions(vec![summary("s1", "sh", "bash")])),
+        T0 + 2_000,
+    );
+    assert!(app.session("s2").is_none());
+    app.handle(
+        Input::Event(event("session.registered", "s2", json!({"name": "agent"}))),
+        T0 + 3_000,
+    );
+    assert_eq!(app.selected(), Some("s1"));
+    let mut actions = Vec::new();
+    for n in 1..=2 {
+        actions.extend(app.handle(
+            Input::Event(event(
+                "turn.completed",
+                "s2",
+                json!({"turn_id": format!("s2:{n}")}),
+            )),
+            T0 + 3_000,
+        ));
+    }
+    assert!(!actions.contains(&Action::Bell), "{actions:?}");
+    assert!(!app.session("s2").expect("s2").attention);
+    // A turn that really is new is.
+    let actions = app.handle(
+        Input::Event(event("turn.completed", "s2", json!({"turn_id": "s2:3"}))),
+        T0 + 4_000,
+    );
+    assert!(actions.contains(&Action::Bell), "{actions:?}");
+    assert!(app.session("s2").expect("s2").attention);
+}
