@@ -4,10 +4,67 @@
 //! itself is the I/O layer's: it runs the [`HistoryJob`]s on a thread of its own, in order, so a
 //! query sees every record asked for before it (`bins/clippy-broker/src/history.rs`).
 
+use std::collections::BTreeMap;
+
 use clippy_proto::{ErrorReason, EventRecord, Format, Message};
 use clippy_registry::TurnRecord;
 
 use super::{Action, ConnId, Outcome, Refusal, State, refuse};
+use crate::Level;
+
+/// Bytes of records on their way to the store at most (turns' content, text and message; other
+/// records count [`SMALL_RECORD`]): past it, records that nobody can send again (events,
+/// sessions, turns of a wrapper that does not re-send) are not stored, so a stalled store costs
+/// a bounded amount of memory.
+pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
+/// Past this many bytes queued, the turns of wrappers that re-send are held: not queued, not
+/// acknowledged, asked for again once the store has caught up. The rest of [`MAX_BACKLOG`] is
+/// left to the events and sessions, which cannot be held.
+pub const HOLD_AT: usize = 24 * 1024 * 1024;
+/// Held turns are asked for again once the bytes queued are down to this.
+pub const RELEASE_AT: usize = 8 * 1024 * 1024;
+/// What a record other than a turn counts for in the backlog.
+const SMALL_RECORD: usize = 512;
+
+/// What a record weighs in the backlog: a turn its bytes, anything else [`SMALL_RECORD`].
+#[must_use]
+pub fn weight(record: &Record) -> usize {
+    match record {
+        Record::Turn { record, .. } => {
+            record.content().len()
+                + record.text().len()
+                + record.message().map_or(0, str::len)
+                + SMALL_RECORD
+        }
+        _ => SMALL_RECORD,
+    }
+}
+
+/// The records between the state machine and the store: how much is queued, whether turns are
+/// being held, and whose.
+#[derive(Debug, Default)]
+pub(super) struct Backlog {
+    /// Bytes queued ([`weight`]) and not yet reported written.
+    queued: usize,
+    /// Turns of re-sending wrappers are held until `queued` is down to [`RELEASE_AT`].
+    holding: bool,
+    /// Records are being left out (a full backlog): logged once per episode.
+    skipping: bool,
+    /// Records left out of the store since the broker started (and turns wrappers let go).
+    skipped: u64,
+    /// Sessions that had a turn held, by id.
+    held: BTreeMap<String, Held>,
+}
+
+/// A session that had a turn held.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    /// The lowest seq ever held: a turn sent again at or above it is stored (a copy already
+    /// stored is kept, the second ignored), one below is only acknowledged.
+    lowest: u64,
+    /// The seqs held since the last `resend_turns`, first and last.
+    owed: Option<(u64, u64)>,
+}
 
 /// What the history thread is asked to do, in order.
 // One lives per record or request on its way to the history thread, moved, never stored in
@@ -17,6 +74,10 @@ use super::{Action, ConnId, Outcome, Refusal, State, refuse};
 pub enum HistoryJob {
     /// Store this (with whatever else is queued, in one transaction).
     Record(Record),
+    /// Send this acknowledgement once every record queued before it is written (a turn sent
+    /// again that was stored, or is on its way: its `turn_recorded` never comes before its
+    /// commit).
+    Ack(ConnId, Message),
     /// Answer request `id` of `conn` from the store.
     Query {
         /// Who asked.
@@ -110,7 +171,13 @@ pub enum Query {
         session: Option<String>,
     },
     /// `history_status`.
-    Status,
+    Status {
+        /// Records left out of the store since the broker started (turns wrappers let go
+        /// included).
+        skipped: u64,
+        /// Whether turns' acknowledgements are held now (the store is behind).
+        holding: bool,
+    },
     /// `get_turn` of a turn no ring holds: by id, or a session's latest.
     Turn {
         /// `<session>:<seq>`, or a session id or name.
@@ -149,18 +216,10 @@ impl State {
         self.history_problem = Some(why);
     }
 
-    /// Records `record` when history is on and the session it is about keeps history.
+    /// Records `record` when history is on and the session it is about keeps history: queued
+    /// for the store, or — a turn while the store is behind — held (a wrapper that re-sends) or
+    /// left out (anything nobody can send again, once the backlog is full).
     pub(super) fn record(&mut self, record: Record, out: &mut Vec<Action>) {
-        if !self.history_on {
-            if let Record::Turn {
-                ack: Some((conn, reply)),
-                ..
-            } = record
-            {
-                out.push(Action::Send(conn, reply));
-            }
-            return;
-        }
         let session = match &record {
             Record::Session { session, .. } | Record::SessionEnded { session, .. } => {
                 Some(session.as_str())
@@ -168,7 +227,7 @@ impl State {
             Record::Turn { record, .. } => Some(record.turn_id().session()),
             Record::Event { event, .. } => event.session.as_deref(),
         };
-        if session.is_some_and(|s| self.unrecorded.contains(s)) {
+        if !self.history_on || session.is_some_and(|s| self.unrecorded.contains(s)) {
             if let Record::Turn {
                 ack: Some((conn, reply)),
                 ..
@@ -178,7 +237,228 @@ impl State {
             }
             return;
         }
+        let weight = weight(&record);
+        let behind = self.backlog.holding || self.backlog.queued + weight > HOLD_AT;
+        if let Record::Turn {
+            record: turn,
+            ack: Some((conn, _)),
+        } = &record
+            && behind
+            && self.resends(*conn, turn.turn_id().session())
+        {
+            self.hold(
+                turn.turn_id().session().to_owned(),
+                turn.turn_id().seq(),
+                out,
+            );
+            return;
+        }
+        if self.backlog.queued + weight > MAX_BACKLOG {
+            self.backlog.skipped += 1;
+            if !self.backlog.skipping {
+                self.backlog.skipping = true;
+                out.push(Action::Log(
+                    Level::Warn,
+                    "history: the store fell 32 MiB behind; events, sessions and the turns of \
+                     wrappers that do not re-send are not stored until it catches up"
+                        .into(),
+                ));
+            }
+            if let Record::Turn {
+                ack: Some((conn, reply)),
+                ..
+            } = record
+            {
+                out.push(Action::Send(conn, reply));
+            }
+            return;
+        }
+        self.backlog.queued += weight;
         out.push(Action::History(HistoryJob::Record(record)));
+    }
+
+    /// Whether `conn` owns `session` and said it re-sends turns when asked.
+    fn resends(&self, conn: ConnId, session: &str) -> bool {
+        self.sessions
+            .get(session)
+            .is_some_and(|entry| entry.owner == conn && entry.resends)
+    }
+
+    /// Holds turn `seq` of `session`: not stored, not acknowledged; asked for again once the
+    /// store has caught up.
+    fn hold(&mut self, session: String, seq: u64, out: &mut Vec<Action>) {
+        if !self.backlog.holding {
+            self.backlog.holding = true;
+            out.push(Action::Log(
+                Level::Warn,
+                format!(
+                    "history: the store is {} MiB behind the sessions; turns are acknowledged \
+                     once it has caught up and stored them",
+                    self.backlog.queued >> 20
+                ),
+            ));
+        }
+        let held = self.backlog.held.entry(session).or_insert(Held {
+            lowest: seq,
+            owed: None,
+        });
+        held.lowest = held.lowest.min(seq);
+        held.owed = Some(match held.owed {
+            Some((first, last)) => (first.min(seq), last.max(seq)),
+            None => (seq, seq),
+        });
+    }
+
+    /// Turn `seq` of `session` came again (a `resend_turns`, or a wrapper sending what it had
+    /// no acknowledgement for): whether to store it (it may have been held) rather than only
+    /// acknowledge it.
+    pub(super) fn store_again(&self, session: &str, seq: u64) -> bool {
+        self.history_on
+            && !self.unrecorded.contains(session)
+            && self
+                .backlog
+                .held
+                .get(session)
+                .is_some_and(|held| seq >= held.lowest)
+    }
+
+    /// The acknowledgement of a turn sent again that is not stored again: after every record
+    /// queued before it, so it never comes before the first copy's commit.
+    pub(super) fn acknowledge_again(&self, conn: ConnId, reply: Message, out: &mut Vec<Action>) {
+        if self.history_on {
+            out.push(Action::History(HistoryJob::Ack(conn, reply)));
+        } else {
+            out.push(Action::Send(conn, reply));
+        }
+    }
+
+    /// The history thread wrote (or failed to write) records weighing `weight`: once the
+    /// backlog is down to [`RELEASE_AT`], the held turns are asked for again.
+    pub fn history_written(&mut self, weight: usize) -> Vec<Action> {
+        self.backlog.queued = self.backlog.queued.saturating_sub(weight);
+        let mut out = Vec::new();
+        if self.backlog.queued > RELEASE_AT {
+            return out;
+        }
+        if self.backlog.skipping {
+            self.backlog.skipping = false;
+            out.push(Action::Log(
+                Level::Info,
+                "history: the store caught up; every record is stored again".into(),
+            ));
+        }
+        if self.backlog.holding {
+            self.backlog.holding = false;
+            self.release(&mut out);
+        }
+        out
+    }
+
+    /// The history thread is gone: nothing is recorded any more, and the held turns are asked
+    /// for again, to be acknowledged at once.
+    pub fn history_gone(&mut self) -> Vec<Action> {
+        self.history_on = false;
+        self.backlog = Backlog {
+            skipped: self.backlog.skipped,
+            held: std::mem::take(&mut self.backlog.held),
+            ..Backlog::default()
+        };
+        let mut out = Vec::new();
+        self.release(&mut out);
+        out
+    }
+
+    /// Asks every wrapper whose turns were held to send them again.
+    fn release(&mut self, out: &mut Vec<Action>) {
+        let mut asked = 0u64;
+        for (session, held) in &mut self.backlog.held {
+            let Some((from, to)) = held.owed.take() else {
+                continue;
+            };
+            let Some(entry) = self.sessions.get(session) else {
+                continue;
+            };
+            asked += to - from + 1;
+            out.push(Action::Send(
+                entry.owner,
+                Message::ResendTurns {
+                    id: 0,
+                    session: session.clone(),
+                    from,
+                    to,
+                },
+            ));
+        }
+        if asked > 0 {
+            out.push(Action::Log(
+                Level::Info,
+                format!(
+                    "history: the store caught up; the wrappers are asked to send {asked} held \
+                     turns again"
+                ),
+            ));
+        }
+    }
+
+    /// A session is going: turns of it that were held and are still in its ring are queued
+    /// for the store as they are (its wrapper will not be asked for them; their bytes are the
+    /// ring's, which goes now). Held turns the ring no longer has are counted as left out.
+    pub(super) fn store_held_of(&mut self, session: &str, out: &mut Vec<Action>) {
+        let Some(held) = self.backlog.held.remove(session) else {
+            return;
+        };
+        let Ok(turns) = self.registry.list(session, None) else {
+            return;
+        };
+        let turns: Vec<TurnRecord> = turns
+            .filter(|t| t.turn_id().seq() >= held.lowest)
+            .cloned()
+            .collect();
+        if let Some((first, last)) = held.owed {
+            let kept = turns
+                .iter()
+                .filter(|t| (first..=last).contains(&t.turn_id().seq()))
+                .count() as u64;
+            let lost = (last - first + 1).saturating_sub(kept);
+            if lost > 0 {
+                self.backlog.skipped += lost;
+                out.push(Action::Log(
+                    Level::Warn,
+                    format!(
+                        "history: session {session} went with {lost} held turns its ring no \
+                         longer has: they are not stored"
+                    ),
+                ));
+            }
+        }
+        for record in turns.into_iter().rev() {
+            let job = Record::Turn { record, ack: None };
+            self.backlog.queued += weight(&job);
+            out.push(Action::History(HistoryJob::Record(job)));
+        }
+    }
+
+    /// A wrapper says it let `unkept` turns go in all before they were acknowledged (it
+    /// said `before` until now): counted as left out, and logged.
+    pub(super) fn turns_unkept(
+        &mut self,
+        session: &str,
+        before: u64,
+        unkept: u64,
+        out: &mut Vec<Action>,
+    ) {
+        if unkept <= before || !self.history_on || self.unrecorded.contains(session) {
+            return;
+        }
+        self.backlog.skipped += unkept - before;
+        out.push(Action::Log(
+            Level::Warn,
+            format!(
+                "history: session {session}'s wrapper let {} turns go before they were \
+                 acknowledged ({unkept} in all): they may be missing from the store",
+                unkept - before
+            ),
+        ));
     }
 
     /// `history`, `search`, `forget_history`, `history_status`.
@@ -269,7 +549,13 @@ impl State {
                     ));
                 }
             },
-            Message::HistoryStatus { id } => (id, Query::Status),
+            Message::HistoryStatus { id } => (
+                id,
+                Query::Status {
+                    skipped: self.backlog.skipped,
+                    holding: self.backlog.holding,
+                },
+            ),
             other => {
                 return Err(refuse(
                     ErrorReason::UnknownType,
@@ -342,7 +628,9 @@ mod tests {
     use clippy_proto::{Format, Message, Role, SessionInfo};
 
     use super::*;
-    use crate::tests::{NOW, connect, info, refused, sent_to, state, turn_data, wrapper};
+    use crate::tests::{
+        NOW, connect, info, refused, sent_to, state, state_with, turn_data, wrapper,
+    };
 
     fn jobs(actions: &[Action]) -> Vec<HistoryJob> {
         actions
@@ -359,7 +647,7 @@ mod tests {
             .into_iter()
             .filter_map(|job| match job {
                 HistoryJob::Record(record) => Some(record),
-                HistoryJob::Query { .. } => None,
+                HistoryJob::Query { .. } | HistoryJob::Ack(..) => None,
             })
             .collect()
     }
@@ -411,6 +699,7 @@ mod tests {
                 id: 2,
                 session,
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -445,10 +734,16 @@ mod tests {
             "{recorded:?}"
         );
 
-        // A re-send stores nothing and is acknowledged at once.
+        // A re-send stores nothing and is acknowledged behind the store's queue (after the
+        // first copy's commit).
         let actions = st.handle(w, turn_completed(1, "hello"), NOW);
-        assert!(jobs(&actions).is_empty());
-        assert_eq!(sent_to(&actions, w).len(), 1);
+        assert!(sent_to(&actions, w).is_empty(), "{actions:?}");
+        assert!(
+            matches!(jobs(&actions).as_slice(),
+                [HistoryJob::Ack(conn, Message::TurnRecorded { id: 9, turn_id })]
+                    if *conn == w && turn_id == "aaa:1"),
+            "{actions:?}"
+        );
 
         let actions = st.handle(
             w,
@@ -482,6 +777,7 @@ mod tests {
                 id: 2,
                 session,
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -510,6 +806,7 @@ mod tests {
                 id: 2,
                 session: info("aaa", None, false),
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -691,5 +988,285 @@ mod tests {
             },
         );
         assert_eq!(reason, ErrorReason::InvalidArgument);
+    }
+
+    /// A broker keeping history whose turns may be as large as the backlog tests need.
+    fn big_state() -> State {
+        let mut st = state_with(8, 4 << 20);
+        st.enable_history(0);
+        st
+    }
+
+    /// Registers `session` on a new wrapper connection number `n`, re-sending or not.
+    fn register(st: &mut State, n: u64, session: &str, resends: bool) -> ConnId {
+        let w = connect(st, n, Role::Wrapper);
+        let actions = st.handle(
+            w,
+            Message::Register {
+                id: 2,
+                session: info(session, None, false),
+                progress: None,
+                resends,
+            },
+            NOW,
+        );
+        assert_eq!(sent_to(&actions, w), [Message::Done { id: 2 }]);
+        w
+    }
+
+    /// Turn `seq` of `session` with about 2 MiB of bytes (content and text).
+    fn big_turn(session: &str, seq: u64) -> Message {
+        Message::TurnCompleted {
+            id: 9,
+            session: session.into(),
+            turn: turn_data(seq, &"x".repeat(1 << 20)),
+        }
+    }
+
+    /// What `actions` queue for the store, weighed.
+    fn queued(actions: &[Action]) -> usize {
+        records(actions).iter().map(weight).sum()
+    }
+
+    /// The turns (session, seq) `actions` queue for the store, and with an acknowledgement.
+    fn stored_turns(actions: &[Action]) -> Vec<(String, u64, bool)> {
+        records(actions)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Turn { record, ack } => Some((
+                    record.turn_id().session().to_owned(),
+                    record.turn_id().seq(),
+                    ack.is_some(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn logs(actions: &[Action], level: Level) -> Vec<String> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Log(l, line) if *l == level => Some(line.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn past_the_bound_turns_are_held_unacknowledged_and_asked_for_again_once_the_store_caught_up() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        let mut weight_queued = 0;
+        let mut held = Vec::new();
+        for seq in 1..=14 {
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            weight_queued += queued(&actions);
+            assert!(
+                sent_to(&actions, w).is_empty(),
+                "never acknowledged at once"
+            );
+            if stored_turns(&actions).is_empty() {
+                held.push(seq);
+                // Live operation goes on: the turn is in the ring, its event recorded.
+                assert!(
+                    records(&actions).iter().any(
+                        |r| matches!(r, Record::Event { event, .. } if event.kind == "turn.completed")
+                    ),
+                    "{actions:?}"
+                );
+            } else {
+                assert_eq!(stored_turns(&actions), [("aaa".to_owned(), seq, true)]);
+            }
+            if seq == 12 {
+                assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+            }
+        }
+        // 11 turns of 2 MiB fit under HOLD_AT; from the 12th on they are held.
+        assert_eq!(held, [12, 13, 14]);
+        assert!(weight_queued <= HOLD_AT);
+
+        // The store writes some: not yet down to RELEASE_AT, still holding.
+        assert!(st.history_written(8 << 20).is_empty());
+        let actions = st.handle(w, big_turn("aaa", 15), NOW);
+        assert!(stored_turns(&actions).is_empty(), "still held");
+        // Down to RELEASE_AT: the held turns are asked for again, from the first to the last.
+        let actions = st.history_written(st.backlog.queued - RELEASE_AT);
+        assert_eq!(
+            sent_to(&actions, w),
+            [Message::ResendTurns {
+                id: 0,
+                session: "aaa".into(),
+                from: 12,
+                to: 15,
+            }]
+        );
+        // Asked once.
+        assert!(st.history_written(0).is_empty());
+        // Sent again: stored, and acknowledged with the commit.
+        for seq in 12..=15 {
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            assert_eq!(stored_turns(&actions), [("aaa".to_owned(), seq, true)]);
+            assert!(sent_to(&actions, w).is_empty());
+            // Sent again, a turn announces nothing a second time.
+            assert!(
+                !records(&actions)
+                    .iter()
+                    .any(|r| matches!(r, Record::Event { .. })),
+                "{actions:?}"
+            );
+        }
+        // A turn below the held ones sent again is only acknowledged, behind the queue.
+        let actions = st.handle(w, big_turn("aaa", 3), NOW);
+        assert!(matches!(jobs(&actions).as_slice(), [HistoryJob::Ack(conn, _)] if *conn == w));
+        // New turns go straight to the store again.
+        let actions = st.handle(w, big_turn("aaa", 16), NOW);
+        assert_eq!(stored_turns(&actions), [("aaa".to_owned(), 16, true)]);
+    }
+
+    #[test]
+    fn a_full_backlog_leaves_out_what_nobody_can_send_again_and_history_status_says_so() {
+        let mut st = big_state();
+        let old = register(&mut st, 1, "old", false);
+        let new = register(&mut st, 2, "new", true);
+        let mut acknowledged_at_once = 0;
+        for seq in 1..=20 {
+            let actions = st.handle(old, big_turn("old", seq), NOW);
+            if !sent_to(&actions, old).is_empty() {
+                // A wrapper that does not re-send: over MAX_BACKLOG its turn is left out.
+                assert!(stored_turns(&actions).is_empty());
+                acknowledged_at_once += 1;
+            }
+        }
+        // 32 MiB: 15 turns of 2 MiB and their events.
+        assert_eq!(acknowledged_at_once, 5);
+        // The re-sending wrapper's turn is held, not left out.
+        let actions = st.handle(new, big_turn("new", 1), NOW);
+        assert!(stored_turns(&actions).is_empty());
+        assert!(sent_to(&actions, new).is_empty());
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(jobs(&actions).as_slice(),
+                [HistoryJob::Query { query: Query::Status { skipped, holding: true }, .. }]
+                    if *skipped >= 5),
+            "{actions:?}"
+        );
+        // Everything written: the held turn is asked for, and records are stored again.
+        let actions = st.history_written(usize::MAX);
+        assert_eq!(
+            sent_to(&actions, new),
+            [Message::ResendTurns {
+                id: 0,
+                session: "new".into(),
+                from: 1,
+                to: 1,
+            }]
+        );
+        assert!(!logs(&actions, Level::Info).is_empty());
+        let actions = st.handle(old, big_turn("old", 21), NOW);
+        assert_eq!(stored_turns(&actions), [("old".to_owned(), 21, true)]);
+    }
+
+    #[test]
+    fn a_session_that_goes_with_held_turns_has_those_still_in_its_ring_stored() {
+        // A ring of 2: of the 3 held turns, the oldest is gone from memory when the session ends.
+        let mut st = state_with(2, 4 << 20);
+        st.enable_history(0);
+        let w = register(&mut st, 1, "aaa", true);
+        for seq in 1..=11 {
+            st.handle(w, big_turn("aaa", seq), NOW);
+        }
+        for seq in 12..=14 {
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            assert!(stored_turns(&actions).is_empty());
+        }
+        let actions = st.handle(
+            w,
+            Message::Deregister {
+                id: 4,
+                session: "aaa".into(),
+                exit_code: Some(0),
+                signal: None,
+            },
+            NOW,
+        );
+        assert_eq!(
+            stored_turns(&actions),
+            [("aaa".to_owned(), 13, false), ("aaa".to_owned(), 14, false)]
+        );
+        assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(
+                jobs(&actions).as_slice(),
+                [HistoryJob::Query {
+                    query: Query::Status { skipped: 1, .. },
+                    ..
+                }]
+            ),
+            "{actions:?}"
+        );
+    }
+
+    #[test]
+    fn when_the_history_thread_is_gone_held_turns_are_asked_for_and_acknowledged_at_once() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        for seq in 1..=12 {
+            st.handle(w, big_turn("aaa", seq), NOW);
+        }
+        let actions = st.history_gone();
+        assert_eq!(
+            sent_to(&actions, w),
+            [Message::ResendTurns {
+                id: 0,
+                session: "aaa".into(),
+                from: 12,
+                to: 12,
+            }]
+        );
+        let actions = st.handle(w, big_turn("aaa", 12), NOW);
+        assert!(jobs(&actions).is_empty(), "{actions:?}");
+        assert!(matches!(
+            sent_to(&actions, w).as_slice(),
+            [Message::TurnRecorded { turn_id, .. }] if turn_id == "aaa:12"
+        ));
+    }
+
+    #[test]
+    fn turns_a_wrapper_let_go_unacknowledged_are_counted_and_logged() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        let progress = |unkept_turns| Message::Progress {
+            id: 3,
+            session: "aaa".into(),
+            progress: clippy_proto::Progress {
+                unkept_turns,
+                ..clippy_proto::Progress::default()
+            },
+        };
+        let actions = st.handle(w, progress(0), NOW);
+        assert!(logs(&actions, Level::Warn).is_empty());
+        let actions = st.handle(w, progress(3), NOW);
+        assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+        let actions = st.handle(w, progress(3), NOW);
+        assert!(logs(&actions, Level::Warn).is_empty(), "said once");
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(
+                jobs(&actions).as_slice(),
+                [HistoryJob::Query {
+                    query: Query::Status {
+                        skipped: 3,
+                        holding: false
+                    },
+                    ..
+                }]
+            ),
+            "{actions:?}"
+        );
     }
 }

@@ -47,7 +47,10 @@ mod routing;
 mod screen;
 mod spool_ops;
 
-pub use history::{HistoryJob, Query as HistoryQuery, Record as HistoryRecord};
+pub use history::{
+    HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, Record as HistoryRecord,
+    weight as history_weight,
+};
 pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
 
@@ -173,6 +176,8 @@ struct SessionEntry {
     owner: ConnId,
     /// Its spool and mode, as the wrapper reports them.
     live: spool_ops::Live,
+    /// Its wrapper keeps turns until acknowledged and sends them again when asked.
+    resends: bool,
 }
 
 /// A live connection.
@@ -268,6 +273,8 @@ pub struct State {
     history_problem: Option<String>,
     /// Sessions whose turns must never reach the disk (`--no-history`).
     unrecorded: HashSet<String>,
+    /// The records on their way to the store, and the turns held while it is behind.
+    backlog: history::Backlog,
 }
 
 impl State {
@@ -312,6 +319,7 @@ impl State {
             history_on: false,
             history_problem: None,
             unrecorded: HashSet::new(),
+            backlog: history::Backlog::default(),
         })
     }
 
@@ -702,7 +710,8 @@ impl State {
                 id,
                 session,
                 progress,
-            } => self.register(conn, id, session, progress, out),
+                resends,
+            } => self.register(conn, id, session, progress, resends, out),
             Message::Deregister {
                 id,
                 session,
@@ -928,7 +937,8 @@ impl State {
             | Message::Inject { .. }
             | Message::Terminate { .. }
             | Message::ScreenRequest { .. }
-            | Message::AnswerRequest { .. }) => Err(refuse(
+            | Message::AnswerRequest { .. }
+            | Message::ResendTurns { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -941,6 +951,7 @@ impl State {
         id: u32,
         info: SessionInfo,
         progress: Option<Progress>,
+        resends: bool,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         let session = info.session.clone();
@@ -959,6 +970,7 @@ impl State {
             let previous = existing.owner;
             existing.owner = conn;
             existing.info = info;
+            existing.resends = resends;
             if let Some(entry) = self.conns.get_mut(&previous) {
                 entry.sessions.remove(&session);
             }
@@ -994,6 +1006,7 @@ impl State {
                     info,
                     owner: conn,
                     live: spool_ops::Live::default(),
+                    resends,
                 },
             );
             self.emit(record, out);
@@ -1087,6 +1100,8 @@ impl State {
         if let Some(message) = turn.message {
             record = record.with_message(message);
         }
+        // A copy (its bytes shared) in case it is a turn sent again that must be stored.
+        let again = self.store_again(session, turn.seq).then(|| record.clone());
         let outcome = self
             .registry
             .insert(record)
@@ -1095,6 +1110,24 @@ impl State {
             id,
             turn_id: outcome.turn_id().to_string(),
         };
+        if !outcome.is_stored() {
+            // Sent again: stored if it may have been held, else acknowledged behind the store's
+            // queue (its first copy may not be committed yet).
+            match again {
+                Some(mut record) => {
+                    record.truncate_to(self.registry.config().max_turn_bytes);
+                    self.record(
+                        history::Record::Turn {
+                            record,
+                            ack: Some((conn, reply)),
+                        },
+                        out,
+                    );
+                }
+                None => self.acknowledge_again(conn, reply, out),
+            }
+            return Ok(Outcome::Parked);
+        }
         if outcome.is_stored()
             && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
         {
@@ -1420,6 +1453,7 @@ impl State {
             },
             out,
         );
+        self.store_held_of(session, out);
         self.unrecorded.remove(session);
         let last_turn_id = self
             .registry
@@ -1485,7 +1519,7 @@ mod tests {
 
     pub(super) const NOW: u64 = 1_700_000_000_000;
 
-    fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
+    pub(super) fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
         State::new(RegistryConfig {
             ring_depth,
             max_turn_bytes,
@@ -1575,6 +1609,7 @@ mod tests {
                 id: 2,
                 session: info,
                 progress: None,
+                resends: false,
             },
         )
     }
@@ -1807,6 +1842,7 @@ mod tests {
                 id: 3,
                 session: info("s", None, false),
                 progress: None,
+                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::NotAllowed);
@@ -1839,6 +1875,7 @@ mod tests {
                 id: 10,
                 session: info("s", None, false),
                 progress: None,
+                resends: false,
             },
             Message::Deregister {
                 id: 11,
@@ -2076,6 +2113,7 @@ mod tests {
                 id: 2,
                 session: info("aaa", None, false),
                 progress: None,
+                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::DuplicateSession);
@@ -2131,6 +2169,7 @@ mod tests {
                     id: 2,
                     session: info(bad, None, false),
                     progress: None,
+                    resends: false,
                 },
             );
             assert_eq!(reason, ErrorReason::MissingField);

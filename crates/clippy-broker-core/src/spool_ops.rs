@@ -194,6 +194,7 @@ impl State {
         let was_answered = entry.live.progress.answered.take();
         let disagreements = entry.live.progress.hooks.disagreements;
         let attached = entry.live.progress.attached;
+        let unkept = (entry.live.progress.unkept_turns, progress.unkept_turns);
         entry.live.progress = Progress {
             spool_size,
             ..progress
@@ -214,6 +215,7 @@ impl State {
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
         self.attached_changed(session, attached, out);
+        self.turns_unkept(session, unkept.0, unkept.1, out);
         self.wake(session, out);
         self.first_prompt_seen(session, out);
         self.pump_inbox(session, out);
@@ -1318,6 +1320,7 @@ pub(super) mod tests {
                 id: 2,
                 session: info("s1", None, false),
                 progress: Some(fx.progress.clone()),
+                resends: false,
             },
             NOW,
         );
@@ -1360,6 +1363,7 @@ pub(super) mod tests {
                 id: 2,
                 session: info,
                 progress: None,
+                resends: false,
             },
         );
         let client = connect(&mut st, 2, Role::Client);
