@@ -408,7 +408,7 @@ fn a_stalled_store_holds_acknowledgements_and_stores_every_turn_once_it_catches_
         "{}",
         broker.stderr()
     );
-    // Bounded: what waits for the store (24 MiB of turns at most) and a ring of 4 turns, not
+    // Bounded: what waits for the store (12 MiB of turns at most) and a ring of 4 turns, not
     // the 120 MiB sent.
     let grown_mib = peak_kib(broker.pid()).saturating_sub(before) / 1024;
     assert!(
