@@ -916,7 +916,9 @@ impl Server {
                     self.send(conn, &message, &mut queue);
                 }
                 HistoryOutput::Log(level, line) => self.log.log(level, &line),
-                HistoryOutput::Written(weight) => queue.extend(self.state.history_written(weight)),
+                HistoryOutput::Written(weight) => {
+                    queue.extend(self.state.history_written(weight, self.now_ms()));
+                }
             }
         }
         self.apply(queue.into());

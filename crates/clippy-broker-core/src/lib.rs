@@ -1102,6 +1102,7 @@ impl State {
         }
         // A copy (its bytes shared) in case it is a turn sent again that must be stored.
         let again = self.store_again(session, turn.seq).then(|| record.clone());
+        self.turn_came(session, turn.seq);
         let outcome = self
             .registry
             .insert(record)

@@ -108,7 +108,8 @@ struct Finish {
 }
 
 impl State {
-    /// The earliest deadline of a parked wait, a timer or a connection owing its `hello`, if any
+    /// The earliest deadline of a parked wait, a timer, a connection owing its `hello` or turns
+    /// asked for again (history), if any
     /// (the I/O layer wakes up for it and calls [`State::expire`]).
     #[must_use]
     pub fn next_deadline(&self) -> Option<u64> {
@@ -116,11 +117,13 @@ impl State {
         let timers = self.timers.keys().next().copied();
         let awaiting = self.next_awaiting_deadline();
         let hellos = self.next_hello_deadline();
+        let resends = self.next_resend_deadline();
         waits
             .into_iter()
             .chain(timers)
             .chain(awaiting)
             .chain(hellos)
+            .chain(resends)
             .min()
     }
 
@@ -147,7 +150,8 @@ impl State {
     /// Ends the waits whose deadline is at or before `now_ms`: a pattern wait first scans what
     /// the spool holds (a match that is there is never lost to a timeout), then times out with
     /// `resume_cursor` = the spool's size; `end_session --force` kills the child. Connections
-    /// that have not said `hello` by their deadline are closed.
+    /// that have not said `hello` by their deadline are closed. Turns asked for again that did
+    /// not come in time count in flight no more.
     pub fn expire(&mut self, now_ms: u64) -> Vec<Action> {
         self.clock = self.clock.max(now_ms);
         let mut out = Vec::new();
@@ -174,6 +178,7 @@ impl State {
         }
         self.expire_awaiting(now_ms, &mut out);
         self.expire_hellos(now_ms, &mut out);
+        self.expire_resends(now_ms, &mut out);
         out
     }
 
