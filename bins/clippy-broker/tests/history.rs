@@ -417,10 +417,14 @@ fn a_stalled_store_holds_acknowledgements_and_stores_every_turn_once_it_catches_
     );
 
     // The store goes on. The turns it had queued are acknowledged, the held ones asked for
-    // again; the wrapper sends those it has no acknowledgement for, as often as asked.
+    // again, a portion at a time; the wrapper sends those it has no acknowledgement for, as
+    // often as asked.
     gate.write_all(b"o").expect("open the gate");
     let mut unacked: BTreeSet<u64> = (1..=TURNS).collect();
     let mut asked = 0;
+    let mut next_asked = None;
+    // A turn here weighs 2 MiB and a little more: a portion is as many as fit the budget.
+    let portion = (clippy_broker_core::RESEND_BUDGET / (2 << 20)) as u64;
     while !unacked.is_empty() {
         match wrapper.recv() {
             Some(Message::TurnRecorded { turn_id, .. }) => {
@@ -436,8 +440,14 @@ fn a_stalled_store_holds_acknowledgements_and_stores_every_turn_once_it_catches_
                     // What was acknowledged before the first request is exactly what came
                     // before the held turns.
                     assert_eq!(unacked, (from..=TURNS).collect(), "from {from}");
-                    assert_eq!(to, TURNS);
                 }
+                // Oldest first, each held turn once, never more than the budget at once.
+                assert_eq!(next_asked.unwrap_or(from), from, "asked in order");
+                assert!(
+                    to >= from && to - from < portion,
+                    "asked for {from} to {to}"
+                );
+                next_asked = Some(to + 1);
                 for seq in unacked.clone().range(from..=to) {
                     wrapper.send(&completed(*seq));
                 }

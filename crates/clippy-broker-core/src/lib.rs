@@ -48,8 +48,8 @@ mod screen;
 mod spool_ops;
 
 pub use history::{
-    HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, Record as HistoryRecord,
-    weight as history_weight,
+    HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
+    RESEND_PATIENCE_MS, Record as HistoryRecord, weight as history_weight,
 };
 pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
