@@ -81,7 +81,7 @@ fn list_sessions_json() {
             "session": ALPHA, "name": "alpha", "pid": 4242, "connected": true, "turns": 2,
             "last_turn_id": format!("{ALPHA}:2"), "command": ["claude", "--model", "opus 4"],
             "preset": "claude", "bracketed_paste": true, "waiting": "permission",
-            "waiting_id": 1,
+            "waiting_id": 1, "attached": 0,
         })
     );
     assert_eq!(json["sessions"][1]["name"], json!(null));
