@@ -1,48 +1,65 @@
-//! `clippy-session` against raw PTY relays measured in the same run: throughput of `cat` on a
-//! 64 MiB file, and keystroke round-trip latency.
+//! `clippy-session` against plain PTY relays measured in the same run: throughput of `cat` on a
+//! 64 MiB file through one PTY hop, and keystroke round-trip latency.
 //!
-//! Subjects (see `clippy_benches::wrapper`):
-//! - **A, raw relay, 1 hop**: `cat FILE` on our PTY, read by this process — no wrapper at all;
-//! - **B, wrapper, 2 hops**: `clippy-session --no-broker -- cat FILE`;
-//! - **C, raw relay, 2 hops**: `raw-relay -- cat FILE`, a relay that only copies.
+//! **Throughput** (the method `cargo xtask bench` and the README report, issue 29): one PTY hop
+//! per subject, `cat FILE` on the subject's PTY, its output relayed into a pipe the bench
+//! drains (`clippy_benches::wrapper::pipe_drain`):
+//! - **W**: `clippy-session --no-broker -- cat FILE` (detection, live screen and spool on);
+//! - **R**: `raw-relay -- cat FILE`, a forkpty relay that only copies;
+//! - **S**: util-linux `script -q -e -c "cat FILE" /dev/null`, when installed.
 //!
-//! B/C is the wrapper's cost at the same number of PTY hops (the target: ≥ 0.95, issue 19); B/A
-//! adds the price of the second hop, which any PTY wrapper pays. Runs are interleaved (A, B, C,
-//! A, B, C…) so drift on a shared VM hits all subjects alike. Latency: `cat` on a raw terminal, directly and
-//! under B and C, one byte at a time, in interleaved rounds; the added p50/p99 is a difference of
-//! percentiles (target: added p99 ≤ 0.2 ms).
+//! Runs are interleaved (W, R, S, W, R, S…) so drift on a shared VM hits all alike. The target
+//! (≥ 0.95) is W's best run over the best run of the best plain relay; the medians, the
+//! per-round ratios with their spread, and the CPU time each subject's processes took per run
+//! (which a shared machine's noise moves less than wall time) are reported with it.
+//!
+//! **Latency**: `cat` on a raw terminal, directly and under `clippy-session` and `raw-relay`
+//! (two PTY hops: the bench's PTY stands in for the user's terminal), one byte at a time, in
+//! interleaved rounds; the added p50/p99 is a difference of percentiles (target: added p99 ≤
+//! 0.2 ms).
 //!
 //! The bench builds `clippy-session` itself (`cargo build --release -p clippy-session`), then
-//! runs for about 30 s, prints a markdown table and writes it to `target/wrapper-bench.md`. It
-//! ignores its arguments (so criterion's, passed to every bench by `cargo bench -- …`, do no
-//! harm) and asserts no timing.
+//! runs for one to three minutes, prints a markdown table and writes it to
+//! `target/wrapper-bench.md`. It ignores its arguments (so criterion's, passed to every bench by
+//! `cargo bench -- …`, do no harm) and asserts no timing.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clippy_benches::wrapper::{
-    ECHO_SCRIPT, EchoSession, Error, READ_CHUNK, TERMINAL_SIZE, Transfer, command, drain, median,
-    percentile, sgr_text,
+    ECHO_SCRIPT, EchoSession, Error, PipeTransfer, READ_CHUNK, TERMINAL_SIZE, command, median,
+    percentile, pipe_drain, sgr_text,
 };
 use clippy_benches::{Scratch, build_release, machine, write_report};
 
 /// Size of the file `cat` prints.
 const FILE_BYTES: usize = 64 << 20;
 /// Timed throughput runs per subject.
-const RUNS: usize = 11;
+const RUNS: usize = 9;
 /// Keystroke samples per subject, after [`WARM_UP`] untimed ones.
 const SAMPLES: usize = 2000;
 /// Untimed keystrokes per subject before sampling.
 const WARM_UP: usize = 200;
 /// Samples per subject per latency round.
 const ROUND: usize = 50;
+/// The target: the wrapper's best run over the best plain relay's.
+const TARGET: f64 = 0.95;
 
-/// One subject: a name for the table, its PTY hops, and the command prefix that wraps `cat`.
+/// A throughput subject: a letter and a name for the table, and how to start it on a file.
+struct Relay {
+    letter: &'static str,
+    label: &'static str,
+    /// Whether this is the wrapper (the others are the plain relays it is compared with).
+    wrapper: bool,
+    start: Box<dyn Fn(&Path) -> Command>,
+}
+
+/// A latency subject: a name for the table and the command prefix that wraps the echo script.
 struct Subject {
     label: &'static str,
-    hops: u8,
     prefix: Vec<OsString>,
 }
 
@@ -70,62 +87,115 @@ fn run() -> Result<(), Error> {
     let wrapper = build_release("wrapper bench", "clippy-session")?;
     // tmpfs like /run/user/UID, so the wrapper's spool writes cost what they cost there.
     let scratch = Scratch::create("clippy-wrapper-bench")?;
+    let runtime = scratch.path().to_owned();
+
+    let relays = relays(&wrapper, &runtime);
+    let throughput = throughput(&relays, scratch.path())?;
+
     let subjects = [
         Subject {
-            label: "A raw relay (cat on our PTY)",
-            hops: 1,
+            label: "direct (cat on our PTY)",
             prefix: Vec::new(),
         },
         Subject {
-            label: "B clippy-session --no-broker",
-            hops: 2,
-            prefix: vec![wrapper.into(), "--no-broker".into(), "--".into()],
+            label: "clippy-session --no-broker",
+            prefix: vec![wrapper.clone().into(), "--no-broker".into(), "--".into()],
         },
         Subject {
-            label: "C raw-relay binary",
-            hops: 2,
+            label: "raw-relay",
             prefix: vec![env!("CARGO_BIN_EXE_raw-relay").into(), "--".into()],
         },
     ];
-
-    let throughput = throughput(&subjects, scratch.path())?;
     let latency = latency(&subjects, scratch.path())?;
     drop(scratch);
 
-    let report = report(&subjects, &throughput, &latency, started.elapsed());
+    let report = report(&relays, &throughput, &subjects, &latency, started.elapsed());
     write_report("wrapper bench", "wrapper-bench.md", &report)
 }
 
-/// Per subject, the timed runs in order.
-type Runs = Vec<Vec<Transfer>>;
+/// The wrapper, `raw-relay`, and `script` when it is installed; each started the same way
+/// (the same environment, in this process's session).
+fn relays(wrapper: &Path, runtime: &Path) -> Vec<Relay> {
+    let runtime = runtime.to_owned();
+    let env = move |mut cmd: Command| {
+        cmd.env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_STATE_HOME", runtime.join("state"));
+        cmd
+    };
+    let mut relays = Vec::new();
+    let wrapper = wrapper.to_owned();
+    let w_env = env.clone();
+    relays.push(Relay {
+        letter: "W",
+        label: "clippy-session --no-broker",
+        wrapper: true,
+        start: Box::new(move |file| {
+            let mut cmd = Command::new(&wrapper);
+            cmd.args(["--no-broker", "--", "cat"]).arg(file);
+            w_env(cmd)
+        }),
+    });
+    let r_env = env.clone();
+    relays.push(Relay {
+        letter: "R",
+        label: "raw-relay (forkpty, copies only)",
+        wrapper: false,
+        start: Box::new(move |file| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_raw-relay"));
+            cmd.args(["--", "cat"]).arg(file);
+            r_env(cmd)
+        }),
+    });
+    if let Some(script) = on_path("script") {
+        relays.push(Relay {
+            letter: "S",
+            label: "script -q -e -c (util-linux)",
+            wrapper: false,
+            start: Box::new(move |file| {
+                let mut cmd = Command::new(&script);
+                // The file's name is ours (no quotes in it): `script` runs the line in a shell.
+                cmd.args(["-q", "-e", "-c"])
+                    .arg(format!("cat '{}'", file.display()))
+                    .arg("/dev/null");
+                env(cmd)
+            }),
+        });
+    }
+    relays
+}
 
-fn throughput(subjects: &[Subject], scratch: &Path) -> Result<Runs, Error> {
+/// `name` in one of `PATH`'s directories.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Per relay, the timed runs in order.
+type Runs = Vec<Vec<PipeTransfer>>;
+
+fn throughput(relays: &[Relay], scratch: &Path) -> Result<Runs, Error> {
     let file = scratch.join("input.txt");
     let small = scratch.join("warm-up.txt");
     std::fs::write(&file, sgr_text(FILE_BYTES))?;
     std::fs::write(&small, sgr_text(1 << 20))?;
-    let mut sink = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-    let cat = |path: &Path| [OsString::from("cat"), path.as_os_str().to_owned()];
 
     // One untimed pass each: binaries and the file in the page cache.
-    for subject in subjects {
-        check(
-            subject,
-            drain(&subject.spec(&cat(&small), scratch), &mut sink)?,
-        )?;
+    for relay in relays {
+        check(relay, pipe_drain(&mut (relay.start)(&small))?)?;
     }
-    let mut runs: Runs = subjects.iter().map(|_| Vec::new()).collect();
+    let mut runs: Runs = relays.iter().map(|_| Vec::new()).collect();
     for run in 0..RUNS {
-        for (subject, runs) in subjects.iter().zip(&mut runs) {
-            let t = check(
-                subject,
-                drain(&subject.spec(&cat(&file), scratch), &mut sink)?,
-            )?;
+        for (relay, runs) in relays.iter().zip(&mut runs) {
+            let t = check(relay, pipe_drain(&mut (relay.start)(&file))?)?;
             eprintln!(
-                "wrapper bench: run {}/{RUNS} {}: {:.1} MiB/s",
+                "wrapper bench: run {}/{RUNS} {} {}: {:.1} MiB/s, {:.2} s of CPU",
                 run + 1,
-                subject.label,
-                mib_per_s(t)
+                relay.letter,
+                relay.label,
+                mib_per_s(t),
+                t.cpu.as_secs_f64(),
             );
             runs.push(t);
         }
@@ -133,16 +203,16 @@ fn throughput(subjects: &[Subject], scratch: &Path) -> Result<Runs, Error> {
     Ok(runs)
 }
 
-fn check(subject: &Subject, t: Transfer) -> Result<Transfer, Error> {
-    if t.status.success() {
+fn check(relay: &Relay, t: PipeTransfer) -> Result<PipeTransfer, Error> {
+    if t.success {
         Ok(t)
     } else {
-        Err(format!("{} ended with {:?}", subject.label, t.status).into())
+        Err(format!("{} failed", relay.label).into())
     }
 }
 
 /// The file's size over the run's time.
-fn mib_per_s(t: Transfer) -> f64 {
+fn mib_per_s(t: PipeTransfer) -> f64 {
     FILE_BYTES as f64 / t.elapsed.as_secs_f64() / f64::from(1 << 20)
 }
 
@@ -184,88 +254,119 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-fn report(subjects: &[Subject], runs: &Runs, latency: &Latencies, took: Duration) -> String {
+fn best(x: &[f64]) -> f64 {
+    x.iter().copied().fold(0.0, f64::max)
+}
+
+fn least(x: &[f64]) -> f64 {
+    x.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The load average over the last minute, as `/proc/loadavg` has it ("?" when unknown).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+fn report(
+    relays: &[Relay],
+    runs: &Runs,
+    subjects: &[Subject],
+    latency: &Latencies,
+    took: Duration,
+) -> String {
     let mut out = String::from("# Wrapper benchmark\n\n");
     let (cpus, kernel) = machine();
     let _ = writeln!(
         out,
-        "One run of `cargo bench -p clippy-benches --bench wrapper` ({:.0} s; {cpus} CPUs, Linux {}). \
-         Every subject is started on the slave of a {TERMINAL_SIZE} PTY standing in for the user's \
-         terminal; its master is read by the bench in {} KiB reads into `/dev/null`.\n",
+        "One run of `cargo bench -p clippy-benches --bench wrapper` ({:.0} s; {cpus} CPUs, Linux {}; \
+         load average {} at the end).\n",
         took.as_secs_f64(),
         kernel,
-        READ_CHUNK / 1024,
+        load_average(),
     );
 
     let _ = writeln!(
         out,
-        "## Throughput\n\n`cat` of a {} MiB file (ASCII lines of 20-100 columns, about one word in \
-         eight in an SGR colour); {RUNS} timed runs per subject after one untimed warm-up, \
-         interleaved A, B, C, A, B, C…. MiB/s = file size / time from spawn to end of output.\n",
-        FILE_BYTES >> 20
+        "## Throughput: one PTY hop\n\n`cat` of a {} MiB file (ASCII lines of 20-100 columns, \
+         about one word in eight in an SGR colour) on the subject's PTY ({TERMINAL_SIZE}, since \
+         stdin is no terminal), relayed to its stdout, a pipe this bench drains in {} KiB reads. \
+         {RUNS} timed runs per subject after one untimed warm-up, interleaved. MiB/s = file \
+         size / time from spawn to the end of output; CPU = user + system time of the subject \
+         and its `cat`.\n",
+        FILE_BYTES >> 20,
+        READ_CHUNK / 1024,
     );
     out.push_str(
-        "| subject | PTY hops | median MiB/s | min | max | start-up (ms, median) | bytes relayed | bytes per read |\n\
-         |---|---|---|---|---|---|---|---|\n",
+        "| subject | best MiB/s | median | min | CPU s per run (median) | bytes relayed |\n\
+         |---|---|---|---|---|---|\n",
     );
     let rates: Vec<Vec<f64>> = runs
         .iter()
         .map(|r| r.iter().map(|&t| mib_per_s(t)).collect())
         .collect();
-    for ((subject, runs), rates) in subjects.iter().zip(runs).zip(&rates) {
-        let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = rates.iter().copied().fold(0.0, f64::max);
-        let startup: Vec<f64> = runs
-            .iter()
-            .map(|t| t.first_byte.as_secs_f64() * 1e3)
-            .collect();
+    let cpus: Vec<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.iter().map(|t| t.cpu.as_secs_f64()).collect())
+        .collect();
+    for (((relay, runs), rates), cpu) in relays.iter().zip(runs).zip(&rates).zip(&cpus) {
         let bytes = runs.first().map_or(0, |t| t.bytes);
         let same = runs.iter().all(|t| t.bytes == bytes);
-        let per_read: Vec<f64> = runs
-            .iter()
-            .map(|t| t.bytes as f64 / t.reads.max(1) as f64)
-            .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.1} | {min:.1} | {max:.1} | {:.1} | {bytes}{} | {:.0} |",
-            subject.label,
-            subject.hops,
+            "| {} {} | {:.1} | {:.1} | {:.1} | {:.2} | {bytes}{} |",
+            relay.letter,
+            relay.label,
+            best(rates),
             median(rates),
-            median(&startup),
+            least(rates),
+            median(cpu),
             if same { "" } else { " (varies!)" },
-            median(&per_read),
         );
     }
-    let (a, b, c) = (&rates[0], &rates[1], &rates[2]);
-    let paired =
-        |x: &[f64], y: &[f64]| -> Vec<f64> { x.iter().zip(y).map(|(x, y)| x / y).collect() };
-    let best = |x: &[f64]| x.iter().copied().fold(0.0, f64::max);
-    let ratio_row = |name: &str, x: &[f64], y: &[f64], target: &str| {
-        let per_run = paired(x, y);
-        let min = per_run.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = best(&per_run);
-        format!(
-            "| {name} | {:.3} | {:.3} ({min:.3}–{max:.3}) | {:.3} | {target} |\n",
-            median(x) / median(y),
-            median(&per_run),
-            best(x) / best(y),
-        )
+    let wrapper = relays.iter().position(|r| r.wrapper).unwrap_or(0);
+    let plain: Vec<usize> = (0..relays.len()).filter(|&i| i != wrapper).collect();
+    // The best plain relay: the one with the best run.
+    let Some(&baseline) = plain
+        .iter()
+        .max_by(|&&a, &&b| best(&rates[a]).total_cmp(&best(&rates[b])))
+    else {
+        return out;
     };
-    out.push_str(
-        "\n| ratio (throughput) | of medians | median of per-round ratios (min–max) | of best runs | target |\n\
-         |---|---|---|---|---|\n",
+    let (w, b) = (&rates[wrapper], &rates[baseline]);
+    // Per round, against the better plain relay of that round.
+    let per_round: Vec<f64> = (0..w.len())
+        .map(|i| {
+            let plain_best = plain.iter().map(|&p| rates[p][i]).fold(0.0, f64::max);
+            w[i] / plain_best
+        })
+        .collect();
+    let cpu_ratio = median(&cpus[wrapper]) / median(&cpus[baseline]);
+    let ratio = best(w) / best(b);
+    let _ = writeln!(
+        out,
+        "\n| ratio (throughput, W against the best plain relay, {}) | figure | target |\n|---|---|---|\n\
+         | of best runs | **{ratio:.3}** | ≥ {TARGET} ({}) |\n\
+         | of medians | {:.3} | — |\n\
+         | per round against that round's better plain relay: median (min–max) | {:.3} ({:.3}–{:.3}) | — |\n\
+         | CPU per run, W over {} (medians) | {cpu_ratio:.2} | — |",
+        relays[baseline].letter,
+        if ratio >= TARGET { "met" } else { "**missed**" },
+        median(w) / median(b),
+        median(&per_round),
+        least(&per_round),
+        best(&per_round),
+        relays[baseline].letter,
     );
-    out.push_str(&ratio_row("B / C (same hops)", b, c, "≥ 0.95"));
-    out.push_str(&ratio_row("B / A", b, a, "—"));
-    out.push_str(&ratio_row("C / A (cost of the 2nd hop)", c, a, "—"));
     out.push_str(
         "\nEvery run, MiB/s in order (the spread between runs is wide on a shared VM, so \
          compare only within one run):",
     );
-    for (subject, rates) in subjects.iter().zip(&rates) {
+    for (relay, rates) in relays.iter().zip(&rates) {
         let list: Vec<String> = rates.iter().map(|r| format!("{r:.1}")).collect();
-        let letter = subject.label.split(' ').next().unwrap_or("?");
-        let _ = write!(out, " {letter}: {};", list.join(", "));
+        let _ = write!(out, " {}: {};", relay.letter, list.join(", "));
     }
     out.pop();
     out.push_str(".\n");
@@ -278,21 +379,19 @@ fn report(subjects: &[Subject], runs: &Runs, latency: &Latencies, took: Duration
 
     let _ = writeln!(
         out,
-        "\n## Keystroke latency\n\n`sh -c \"{ECHO_SCRIPT}\"` on the PTY, directly and under B and C: \
-         one byte written to the master, timed until `cat`'s echo of it is read back (the \
-         terminal's own echo is off, so this is the path of a key to a TUI and its redraw back). \
-         {SAMPLES} samples per subject after {WARM_UP} warm-up, interleaved in rounds of {ROUND}.\n"
+        "\n## Keystroke latency\n\n`sh -c \"{ECHO_SCRIPT}\"` on a PTY of this bench, directly and \
+         under `clippy-session` and `raw-relay` (two PTY hops then: this bench's PTY stands in \
+         for the user's terminal): one byte written to the master, timed until `cat`'s echo of \
+         it is read back (the terminal's own echo is off, so this is the path of a key to a TUI \
+         and its redraw back). {SAMPLES} samples per subject after {WARM_UP} warm-up, \
+         interleaved in rounds of {ROUND}.\n"
     );
     out.push_str("| subject | p50 µs | p99 µs | max µs |\n|---|---|---|---|\n");
-    let labels = [
-        "direct (cat on our PTY)",
-        subjects[1].label,
-        subjects[2].label,
-    ];
-    for (label, samples) in labels.iter().zip(latency) {
+    for (subject, samples) in subjects.iter().zip(latency) {
         let _ = writeln!(
             out,
-            "| {label} | {:.1} | {:.1} | {:.1} |",
+            "| {} | {:.1} | {:.1} | {:.1} |",
+            subject.label,
             us(percentile(samples, 0.5)),
             us(percentile(samples, 0.99)),
             us(percentile(samples, 1.0)),
@@ -308,13 +407,19 @@ fn report(subjects: &[Subject], runs: &Runs, latency: &Latencies, took: Duration
         "\n| added latency (difference of percentiles) | p50 µs | p99 µs | target |\n|---|---|---|---|\n",
     );
     let (p50, p99) = added(&latency[1], &latency[0]);
-    let _ = writeln!(out, "| B vs direct | {p50:+.1} | {p99:+.1} | p99 ≤ +200 |");
+    let _ = writeln!(
+        out,
+        "| clippy-session vs direct | {p50:+.1} | {p99:+.1} | p99 ≤ +200 |"
+    );
     let (p50, p99) = added(&latency[1], &latency[2]);
-    let _ = writeln!(out, "| B vs C (same hops) | {p50:+.1} | {p99:+.1} | — |");
+    let _ = writeln!(
+        out,
+        "| clippy-session vs raw-relay (same hops) | {p50:+.1} | {p99:+.1} | — |"
+    );
     let (p50, p99) = added(&latency[2], &latency[0]);
     let _ = writeln!(
         out,
-        "| C vs direct (cost of the 2nd hop) | {p50:+.1} | {p99:+.1} | — |"
+        "| raw-relay vs direct (cost of the 2nd hop) | {p50:+.1} | {p99:+.1} | — |"
     );
     out
 }

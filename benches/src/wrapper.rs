@@ -1,22 +1,25 @@
-//! Workloads of the wrapper benchmark: bytes through a PTY, and keystroke round trips.
+//! Workloads of the wrapper benchmark: bytes through one PTY hop, and keystroke round trips.
 //!
-//! Every subject is measured by the same code from the same side: the benchmark opens a PTY that
-//! stands in for the user's terminal, starts the subject on its slave, and talks to its master.
-//! What differs is only the command on that slave:
+//! **Throughput** ([`pipe_drain`]): each subject is a process that puts `cat FILE` on a PTY of
+//! its own and relays what the PTY gives into its stdout, a pipe the benchmark reads in
+//! [`READ_CHUNK`] reads and throws away — one PTY hop, the hop every PTY wrapper adds, with
+//! nothing else in the way:
 //!
-//! - the program itself (`cat FILE`): one PTY hop, and our own minimal relay is the reading loop
-//!   of [`drain`] — read the master in [`READ_CHUNK`] reads, write each chunk to the sink;
-//! - `clippy-session --no-broker -- cat FILE`: the wrapper relays from its own inner PTY into
-//!   ours, so two PTY hops;
-//! - `raw-relay -- cat FILE` (`src/bin/raw-relay.rs`): the same two hops with a relay that does
-//!   nothing but copy, the fair baseline for the wrapper.
+//! - `clippy-session --no-broker -- cat FILE`: the wrapper, detection and spool included;
+//! - `raw-relay -- cat FILE` (`src/bin/raw-relay.rs`): a forkpty relay that only copies;
+//! - `script -q -e -c "cat FILE" /dev/null` (util-linux), when it is installed.
 //!
-//! [`drain`] measures throughput; [`EchoSession`] measures the time from writing one byte to the
-//! master until the program's echo of it is read back.
+//! Every subject is started the same way (stdin `/dev/null`, in the benchmark's session, as a
+//! shell starts a job), so no subject leads a session of its own.
+//!
+//! **Latency** ([`EchoSession`]): the benchmark opens a PTY that stands in for the user's
+//! terminal, starts the subject on its slave, writes one byte to its master and times the
+//! program's echo of it.
 
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clippy_pty::{Child, CommandSpec, ExitStatus, PtyMaster, WinSize};
@@ -89,57 +92,66 @@ pub fn command<S: AsRef<OsStr>>(argv: &[S]) -> CommandSpec {
     CommandSpec::new(program.as_ref()).args(args.iter().map(AsRef::as_ref))
 }
 
-/// What one [`drain`] measured.
+/// What one [`pipe_drain`] measured.
 #[derive(Debug, Clone, Copy)]
-pub struct Transfer {
-    /// Bytes read from the master.
+pub struct PipeTransfer {
+    /// Bytes read from the subject's stdout.
     pub bytes: u64,
-    /// Reads that returned data.
-    pub reads: u64,
     /// From just before the spawn to the end of output.
     pub elapsed: Duration,
-    /// From just before the spawn to the first byte read: the subject's start-up.
-    pub first_byte: Duration,
-    /// How the subject ended.
-    pub status: ExitStatus,
+    /// CPU time (user and system) of the subject and of every process it waited for (its
+    /// `cat`), from `getrusage(RUSAGE_CHILDREN)` around the run.
+    pub cpu: Duration,
+    /// Whether the subject exited 0.
+    pub success: bool,
 }
 
-/// Starts `spec` on the slave of a new PTY of [`TERMINAL_SIZE`] and copies everything it
-/// prints, in reads of up to [`READ_CHUNK`] bytes, to `sink` until the PTY reports end of
-/// output; then reaps the subject.
+/// Runs `command` with stdin from `/dev/null` and stdout into a pipe, which is read in
+/// [`READ_CHUNK`] reads until its end; then reaps the subject. Nothing else of this process
+/// may run children meanwhile (their CPU time would be counted).
 ///
 /// # Errors
-/// When the PTY cannot be opened, the subject cannot be started, or reading, writing or
-/// waiting fails.
-pub fn drain(spec: &CommandSpec, sink: &mut impl Write) -> Result<Transfer, Error> {
+/// When the subject cannot be started, or reading or waiting fails.
+pub fn pipe_drain(command: &mut Command) -> Result<PipeTransfer, Error> {
     let mut buf = vec![0u8; READ_CHUNK];
-    let pair = clippy_pty::openpty(TERMINAL_SIZE)?;
+    let before = children_cpu()?;
     let start = Instant::now();
-    let mut child = pair.slave.spawn(spec)?;
-    drop(pair.slave);
-    let master = pair.master;
-    let (mut bytes, mut reads, mut first_byte) = (0u64, 0u64, None);
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut out = child.stdout.take().ok_or("no stdout pipe")?;
+    let mut bytes = 0u64;
     loop {
-        let n = match (&master).read(&mut buf) {
+        match out.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(n) => bytes += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
-        };
-        first_byte.get_or_insert_with(|| start.elapsed());
-        sink.write_all(&buf[..n])?;
-        bytes += n as u64;
-        reads += 1;
+        }
     }
     let elapsed = start.elapsed();
     let status = child.wait()?;
-    Ok(Transfer {
+    let cpu = children_cpu()?.saturating_sub(before);
+    Ok(PipeTransfer {
         bytes,
-        reads,
         elapsed,
-        first_byte: first_byte.unwrap_or(elapsed),
-        status,
+        cpu,
+        success: status.success(),
     })
+}
+
+/// User and system CPU time of this process's children that were waited for, so far.
+fn children_cpu() -> Result<Duration, Error> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    let time = |t: nix::sys::time::TimeVal| {
+        Duration::new(
+            u64::try_from(t.tv_sec()).unwrap_or(0),
+            u32::try_from(t.tv_usec()).unwrap_or(0) * 1000,
+        )
+    };
+    Ok(time(usage.user_time()) + time(usage.system_time()))
 }
 
 /// The shell script of an [`EchoSession`]: its terminal in raw mode without echo, a marker to say
@@ -271,26 +283,20 @@ mod tests {
     }
 
     #[test]
-    fn drain_sees_every_byte_with_onlcr() {
-        let dir = std::env::temp_dir().join(format!("clippy-benches-drain-{}", std::process::id()));
+    fn pipe_drain_counts_every_byte_and_the_exit_status() {
+        let dir = std::env::temp_dir().join(format!("clippy-benches-pipe-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("input.txt");
         let text = sgr_text(200_000);
         std::fs::write(&file, &text).unwrap();
-        let mut sink = Vec::new();
-        let spec = command(&[OsStr::new("cat"), file.as_os_str()]);
-        let transfer = drain(&spec, &mut sink).unwrap();
+        // `cat` on the pipe, four times over, so it takes measurable CPU.
+        let transfer = pipe_drain(Command::new("cat").args([&file, &file, &file, &file])).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(transfer.status.success());
-        let newlines = text.iter().filter(|&&b| b == b'\n').count();
-        assert_eq!(transfer.bytes as usize, text.len() + newlines);
-        assert_eq!(
-            sink,
-            String::from_utf8(text)
-                .unwrap()
-                .replace('\n', "\r\n")
-                .as_bytes()
-        );
+        assert!(transfer.success);
+        assert_eq!(transfer.bytes as usize, 4 * text.len());
+        let failed = pipe_drain(&mut Command::new("false")).unwrap();
+        assert!(!failed.success);
+        assert_eq!(failed.bytes, 0);
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //!   of `fuzz/` (the pure cores), then those of `fuzz/store/` (the SQLite history store) and
 //!   `fuzz/mcp/` (the MCP server).
 //! - `bench [CRITERION ARGS…]` — the criterion bench (`cargo bench -p clippy-benches --bench
-//!   detector`), then the wrapper bench (`--bench wrapper`: throughput and keystroke latency of
-//!   `clippy-session` against raw PTY relays), then the broker bench (`--bench broker`: request
+//!   detector`), then the wrapper bench (`--bench wrapper`: throughput of `clippy-session`
+//!   through one PTY hop against plain relays, `raw-relay` and `script`, and keystroke
+//!   latency), then the broker bench (`--bench broker`: request
 //!   round trips and 4 MiB `get_turn` throughput of `clippy-broker` against bare Unix-socket
 //!   servers); prints a table of detector vs baseline ratios (also written to
 //!   `target/bench-report.md`), then the reports of the wrapper, broker, spool-scan, wait-for,

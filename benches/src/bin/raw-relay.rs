@@ -1,5 +1,6 @@
 //! `raw-relay [--] COMMAND [ARGS…]`: the smallest PTY relay that does what a wrapper must, and
-//! nothing else — the two-hop baseline of the wrapper benchmark (`benches/benches/wrapper.rs`).
+//! nothing else — the plain forkpty relay of the wrapper benchmark (`benches/benches/wrapper.rs`):
+//! one PTY hop into a pipe for throughput, two hops (on the bench's PTY) for keystroke latency.
 //!
 //! Like `clippy-session`: a new PTY of the size of the terminal on stdin (120x40 when there is
 //! none), `COMMAND` on its slave as session leader, stdin in raw mode for the duration, then one
