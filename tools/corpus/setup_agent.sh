@@ -3,7 +3,7 @@
 # onboarding/login/trust dialogs, talks only to the mock server ($MOCK_URL)
 # and has telemetry/update checks off. Called by record.py ("setup" in a script)
 # with HOME, MOCK_URL and the working directory already set.
-#   usage: setup_agent.sh claude|codex|gemini|aider|qwen|opencode
+#   usage: setup_agent.sh claude|codex|gemini|aider|qwen|opencode|vibe|grok
 set -euo pipefail
 agent="$1"
 : "${HOME:?}" "${MOCK_URL:?}"
@@ -149,6 +149,40 @@ opencode)
   }
 }
 EOF
+  ;;
+vibe)
+  # Mistral Vibe (PyPI mistral-vibe, Textual, alternate screen): a provider of its own for the
+  # mock's Chat Completions endpoint (backend "generic"), its key from MOCK_API_KEY; telemetry,
+  # update checks, notifications and the model catalogue off. Session titles off: each would be a
+  # second request per question, which blurs when the reply's request ended.
+  rm -rf "$HOME/.vibe"
+  mkdir -p "$HOME/.vibe"
+  cat > "$HOME/.vibe/config.toml" <<EOF
+active_model = "mock"
+enable_telemetry = false
+enable_update_checks = false
+enable_notifications = false
+show_greeting = false
+experimental_enable_model_catalog = false
+
+[session_logging]
+generate_titles = false
+
+[[providers]]
+name = "mock"
+api_base = "$MOCK_URL/v1"
+api_key_env_var = "MOCK_API_KEY"
+backend = "generic"
+
+[[models]]
+name = "mock-model"
+provider = "mock"
+alias = "mock"
+EOF
+  ;;
+grok)
+  # Grok CLI (npm @vibe-kit/grok-cli, Ink, inline): the endpoint comes from GROK_BASE_URL,
+  # GROK_API_KEY and GROK_MODEL in the environment; nothing to write.
   ;;
 *) echo "unknown agent $agent" >&2; exit 2 ;;
 esac
