@@ -581,14 +581,19 @@ impl Screen {
     }
 
     /// The visible rows joined into logical lines, trailing spaces removed; the first one
-    /// continues the partial line in history, if any.
+    /// continues the partial line in history, if any. On the alternate screen, a scrollbar's
+    /// thumb at a row's end is left out ([`scrollbar_thumb`]).
     fn screen_lines(&self) -> Vec<String> {
         let grid = self.term.grid();
+        let alternate = self.alternate();
         let mut lines = Vec::new();
         let mut current = self.partial.clone();
         for row in 0..self.term.screen_lines() {
             let row = &grid[Line(row as i32)];
             row_text(row, &mut current);
+            if alternate && scrollbar_thumb(row) {
+                current.pop();
+            }
             if !wraps(row) {
                 lines.push(trimmed(std::mem::take(&mut current)));
             }
@@ -599,13 +604,19 @@ impl Screen {
         lines
     }
 
-    /// The visible rows, one string each, trailing spaces removed.
+    /// The visible rows, one string each, trailing spaces removed. On the alternate screen, a
+    /// scrollbar's thumb at a row's end is left out ([`scrollbar_thumb`]).
     fn visible_rows(&self) -> Vec<String> {
         let grid = self.term.grid();
+        let alternate = self.alternate();
         (0..self.term.screen_lines())
             .map(|row| {
+                let row = &grid[Line(row as i32)];
                 let mut text = String::new();
-                row_text(&grid[Line(row as i32)], &mut text);
+                row_text(row, &mut text);
+                if alternate && scrollbar_thumb(row) {
+                    text.pop();
+                }
                 trimmed(text)
             })
             .collect()
@@ -674,6 +685,22 @@ fn row_text(row: &Row<Cell>, out: &mut String) {
             out.extend(marks);
         }
     }
+}
+
+/// Whether a row ends in a scrollbar's thumb: a block element (U+2580–U+259F: `▆`, `█`, `▐`)
+/// alone in the last column, a blank cell before it. A full-screen program draws its
+/// scrollbar there (Textual, ratatui); the thumb moves as the view scrolls, so the same line of
+/// transcript would read differently from frame to frame, and an echo or a reply line would
+/// carry it. Text never ends that way: it is not part of any line.
+fn scrollbar_thumb(row: &Row<Cell>) -> bool {
+    let cells = &row[..];
+    let [.., before, last] = cells else {
+        return false;
+    };
+    !wraps(row)
+        && ('\u{2580}'..='\u{259f}').contains(&last.c)
+        && last.zerowidth().is_none()
+        && (before.c == ' ' || before.c == '\0')
 }
 
 /// How many bytes the character that `bytes` end in the middle of still needs (0 when they end

@@ -106,6 +106,31 @@ fn alternate_screen_frames_are_stitched() {
 }
 
 #[test]
+fn a_scrollbar_thumb_in_the_last_column_is_no_part_of_the_lines() {
+    // A full-screen program's scrollbar: its thumb (a block element) moves down the last column
+    // as the view scrolls. The same transcript line must read the same in every frame.
+    let mut screen = fed(16, 4, b"\x1b[?1049h\x1b[Hhello\x1b[1;16H\xe2\x96\x86\r\n> ");
+    screen.begin_recording();
+    screen.feed(
+        b"\x1b[?2026h\x1b[H\x1b[Jhello\r\n> hi\x1b[2;16H\xe2\x96\x86\r\nreply 1\r\n> \x1b[?2026l",
+    );
+    screen.feed(
+        b"\x1b[?2026h\x1b[H\x1b[J> hi\r\nreply 1\x1b[2;16H\xe2\x96\x86\r\nreply 2\r\n> \x1b[?2026l",
+    );
+    let turn = screen.finish_recording();
+    assert_eq!(turn.lines, ["hello", "> hi", "reply 1", "reply 2", ">"]);
+    assert_eq!(turn.before, ["hello", ">"]);
+    // A block element that is text (a bar chart's last cell, no blank before it) stays.
+    let mut screen = fed(8, 3, b"\x1b[?1049h\x1b[H");
+    screen.begin_recording();
+    screen.feed(b"\x1b[Hload \xe2\x96\x86\xe2\x96\x86\xe2\x96\x86\r\n> ");
+    assert_eq!(
+        screen.finish_recording().lines,
+        ["load \u{2586}\u{2586}\u{2586}", ">", ""]
+    );
+}
+
+#[test]
 fn a_recording_that_ends_mid_frame_keeps_the_last_whole_frame() {
     let mut screen = fed(10, 3, b"\x1b[?1049h\x1b[Hhello\r\n> ");
     screen.begin_recording();
