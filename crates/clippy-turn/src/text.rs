@@ -184,7 +184,11 @@ fn drop_wrapped_chrome(region: &[String], keep: &mut [bool], preset: &Preset, co
 fn input_area(lines: &[String], start: usize, row: &str) -> Option<usize> {
     let row = row.trim_end();
     let mut cut = lines.iter().rposition(|line| line.trim_end() == row)?;
-    while cut > start && (lines[cut - 1].trim().is_empty() || is_rule(&lines[cut - 1])) {
+    while cut > start
+        && (lines[cut - 1].trim().is_empty()
+            || is_rule(&lines[cut - 1])
+            || is_labelled_rule(&lines[cut - 1]))
+    {
         cut -= 1;
     }
     (cut > start).then_some(cut)
@@ -248,6 +252,24 @@ fn is_rule(line: &str) -> bool {
         && trimmed
             .chars()
             .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
+}
+
+/// Whether a line is a rule with a short label set in it, as an input box's top border often
+/// is (`──── accept edits ─`, `─ Input ──────`): it begins and ends with box-drawing lines, a
+/// run of at least three at one end, and those are at least half of its characters.
+fn is_labelled_rule(line: &str) -> bool {
+    let trimmed = line.trim();
+    let rule = |c: char| ('\u{2500}'..='\u{257f}').contains(&c);
+    let (Some(first), Some(last)) = (trimmed.chars().next(), trimmed.chars().next_back()) else {
+        return false;
+    };
+    let run = |chars: &mut dyn Iterator<Item = char>| chars.take_while(|&c| rule(c)).count();
+    let total = trimmed.chars().filter(|c| !c.is_whitespace()).count();
+    let drawn = trimmed.chars().filter(|&c| rule(c)).count();
+    rule(first)
+        && rule(last)
+        && (run(&mut trimmed.chars()) >= 3 || run(&mut trimmed.chars().rev()) >= 3)
+        && drawn * 2 >= total
 }
 
 /// Whether a line is one of the preset's prompt, busy or status lines.
@@ -556,6 +578,48 @@ mod tests {
             before: before.iter().map(|l| (*l).to_owned()).collect(),
             lines: lines.iter().map(|l| (*l).to_owned()).collect(),
             ..Recorded::default()
+        }
+    }
+
+    #[test]
+    fn an_input_box_whose_top_border_carries_a_label_is_cut_with_it() {
+        // A full-screen agent at rest: its input box's top border names a mode.
+        let generic = Preset::named("generic").expect("preset");
+        let inputs = ["hello".to_owned()];
+        let turn = recorded(
+            &["Banner v1", "─────────── accept edits ─", ">"],
+            &[
+                "Banner v1",
+                "> hello",
+                "────────────────────────────",
+                "",
+                "  Hi there.",
+                "",
+                "─────────── accept edits ─",
+                ">",
+                "",
+                "────────────────────────────",
+                "/work              0 tokens",
+            ],
+        );
+        assert_eq!(
+            render(&turn, &inputs, 1, &generic, false, Some(">"), false),
+            "  Hi there."
+        );
+        for border in [
+            "──────────────── accept edits ─",
+            "─ Input ──────────",
+            "╭─── chat ───╮",
+        ] {
+            assert!(is_labelled_rule(border), "{border:?}");
+        }
+        for line in [
+            "─ a note on the reply ─",
+            "── x",
+            "Rules ───",
+            "│ bash │ 1989 │",
+        ] {
+            assert!(!is_labelled_rule(line), "{line:?}");
         }
     }
 
