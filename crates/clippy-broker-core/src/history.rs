@@ -13,7 +13,7 @@ use super::{Action, ConnId, Outcome, Refusal, State, refuse};
 use crate::Level;
 
 /// Bytes of records on their way to the store at most (turns' content, text and message; other
-/// records count [`SMALL_RECORD`]): past it, records that nobody can send again (events,
+/// records count `SMALL_RECORD`, 512 bytes): past it, records that nobody can send again (events,
 /// sessions, turns of a wrapper that does not re-send) are not stored, so a stalled store costs
 /// a bounded amount of memory.
 pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
@@ -35,7 +35,7 @@ pub const RESEND_PATIENCE_MS: u64 = 30_000;
 /// What a record other than a turn counts for in the backlog.
 const SMALL_RECORD: usize = 512;
 
-/// What a record weighs in the backlog: a turn its bytes, anything else [`SMALL_RECORD`].
+/// What a record weighs in the backlog: a turn its bytes, anything else `SMALL_RECORD`.
 #[must_use]
 pub fn weight(record: &Record) -> usize {
     match record {
