@@ -10,9 +10,7 @@
 //!   ([`TurnDetector::quiet`]);
 //! - a turn one source says ended waits [`AGREEMENT_GRACE`] for the other, then is settled
 //!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
-//! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`]; while
-//!   no turn records and a flood is on (more than [`FLOOD_BYTES`] of output with no pause of
-//!   [`FLOOD_PAUSE`]), only once it paused for [`FLOOD_PAUSE`];
+//! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`];
 //! - the spool is written in batches of [`SPOOL_BATCH`], and whenever the tap caught up, before
 //!   a turn's span or a prompt's cursor is taken; a failing spool is reported once;
 //! - progress is reported when it changed, once caught up; before a completed turn, the spool's
@@ -48,15 +46,6 @@ pub const QUIET: Duration = Duration::from_millis(400);
 /// How long output has to pause before the tap renders the screen in its idle time: under a
 /// flood, rendering as it goes would take a CPU from the byte path on a small machine.
 pub const RENDER_AFTER: Duration = Duration::from_millis(5);
-/// Output with no pause of [`FLOOD_PAUSE`] past this many bytes is a flood: while no turn
-/// records, the screen waits for it to pause that long before rendering in idle time (it is
-/// rendered whenever it is read all the same, and what waits past 8 MiB is skipped, as the
-/// lines of a flood leave the screen's bounded history anyway: `clippy_screen::Screen::feed`).
-/// Under a long flood that leaves the tap the line view and the spool, and the CPU to the
-/// byte path (issue 29).
-pub const FLOOD_BYTES: u64 = 1024 * 1024;
-/// The pause that ends a flood (see [`FLOOD_BYTES`]).
-pub const FLOOD_PAUSE: Duration = Duration::from_millis(100);
 /// How long an `answer` waits for the dialog of a wait to be drawn (the agent's hook may say
 /// it waits a moment before its screen shows the dialog), counted from the wait's start.
 pub const DIALOG_GRACE: Duration = Duration::from_secs(3);
@@ -312,8 +301,6 @@ pub struct TapModel<S> {
     settle_at: Option<Instant>,
     /// When output last came: the screen is rendered once it has paused.
     output_at: Option<Instant>,
-    /// Output since it last paused for [`FLOOD_PAUSE`], and when it last came.
-    run: (u64, Option<Instant>),
     /// When the detector is told that output went quiet (once per pause).
     quiet_at: Option<Instant>,
     /// The latest wait's id (0: none yet).
@@ -346,7 +333,6 @@ impl<S: Spool> TapModel<S> {
             reported: None,
             settle_at: None,
             output_at: None,
-            run: (0, None),
             quiet_at: None,
             waiting_ids: 0,
             human_inputs: 0,
@@ -376,12 +362,6 @@ impl<S: Spool> TapModel<S> {
         let mut out = Vec::new();
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
-                let (run, last) = &mut self.run;
-                if last.is_none_or(|at| now.instant.saturating_duration_since(at) >= FLOOD_PAUSE) {
-                    *run = 0;
-                }
-                *run += bytes.len() as u64;
-                *last = Some(now.instant);
                 self.output_at = Some(now.instant);
                 self.quiet_at = Some(now.instant + QUIET);
                 self.push_spool(&bytes, &mut out);
@@ -476,8 +456,7 @@ impl<S: Spool> TapModel<S> {
 
     /// The tap has taken everything it was given: output quiet for [`QUIET`] is judged, the
     /// spool written, the progress reported if it changed, and, once output paused for
-    /// [`RENDER_AFTER`] (for [`FLOOD_PAUSE`] after a flood while no turn records), a step of
-    /// the screen rendered.
+    /// [`RENDER_AFTER`], a step of the screen rendered.
     pub fn caught_up(&mut self, now: Now) -> Idle {
         self.now_ms = now.unix_ms;
         let mut out = Vec::new();
@@ -501,14 +480,9 @@ impl<S: Spool> TapModel<S> {
         // what a read needs is rendered by that read).
         self.flush_spool(&mut out);
         self.report_progress(&mut out);
-        let pause = if self.run.0 > FLOOD_BYTES && !self.detector.screen_recording() {
-            FLOOD_PAUSE
-        } else {
-            RENDER_AFTER
-        };
         let render_at = self
             .output_at
-            .map(|at| at + pause)
+            .map(|at| at + RENDER_AFTER)
             .filter(|at| *at > now.instant);
         let mut more = false;
         if render_at.is_none() {
@@ -1392,74 +1366,6 @@ mod tests {
             idle.wake_at,
             Some(clock.at(QUIET.as_millis() as u64).instant)
         );
-    }
-
-    /// Whether `outputs` hold the answers of a terminal: the screen rendered the query.
-    fn rendered(outputs: &[TapOutput]) -> bool {
-        outputs
-            .iter()
-            .any(|o| matches!(o, TapOutput::TerminalReplies(_)))
-    }
-
-    /// A flood of plain lines, `FLOOD_BYTES` and a bit in 32 KiB chunks a millisecond apart from
-    /// `start` ms on, ending in a cursor-position query; returns when its last chunk came.
-    fn flood(tap: &mut TapModel<Memory>, clock: &Clock, start: u64) -> u64 {
-        let line = b"lorem ipsum dolor sit amet, consectetur adipiscing elit\r\n";
-        let chunk: Vec<u8> = line.iter().copied().cycle().take(32 * 1024).collect();
-        let mut at = start;
-        for _ in 0..=FLOOD_BYTES / chunk.len() as u64 {
-            tap.take(output(&chunk), clock.at(at));
-            assert!(!tap.caught_up(clock.at(at)).more);
-            at += 1;
-        }
-        tap.take(output(b"\x1b[6n"), clock.at(at));
-        at
-    }
-
-    #[test]
-    fn a_flood_with_no_turn_recording_renders_once_it_paused_for_the_flood_pause() {
-        let clock = Clock::new();
-        let mut tap = model("generic", AgentHooks::Off, Memory::default());
-        let last = flood(&mut tap, &clock, 0);
-        assert!(!tap.detector.screen_recording());
-        let render = RENDER_AFTER.as_millis() as u64;
-        let idle = tap.caught_up(clock.at(last + render));
-        assert!(!rendered(&idle.outputs), "not after the short pause");
-        let pause = FLOOD_PAUSE.as_millis() as u64;
-        assert_eq!(idle.wake_at, Some(clock.at(last + pause).instant));
-        let mut idle = tap.caught_up(clock.at(last + pause));
-        let mut outputs = std::mem::take(&mut idle.outputs);
-        while idle.more {
-            idle = tap.caught_up(clock.at(last + pause));
-            outputs.append(&mut idle.outputs);
-        }
-        assert!(rendered(&outputs), "rendered once the flood paused");
-        // The next output after the pause starts a new run: a short burst renders soon again.
-        tap.take(output(b"$ \x1b[6n"), clock.at(last + 1000));
-        let idle = tap.caught_up(clock.at(last + 1000 + render));
-        assert!(rendered(&idle.outputs));
-    }
-
-    #[test]
-    fn a_flood_in_a_recorded_turn_renders_after_the_short_pause() {
-        let clock = Clock::new();
-        let mut tap = model("shell", AgentHooks::Off, Memory::default());
-        tap.take(output(b"$ "), clock.at(0));
-        tap.take(typed(b"cat big\r"), clock.at(10));
-        tap.take(output(b"cat big\r\n"), clock.at(11));
-        assert!(
-            tap.detector.screen_recording(),
-            "the command's turn records"
-        );
-        let last = flood(&mut tap, &clock, 20);
-        let render = RENDER_AFTER.as_millis() as u64;
-        let mut idle = tap.caught_up(clock.at(last + render));
-        let mut outputs = std::mem::take(&mut idle.outputs);
-        while idle.more {
-            idle = tap.caught_up(clock.at(last + render));
-            outputs.append(&mut idle.outputs);
-        }
-        assert!(rendered(&outputs), "the turn's screen is kept up");
     }
 
     #[test]
