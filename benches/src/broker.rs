@@ -489,7 +489,6 @@ impl FakeWrapper {
             id,
             session: info,
             progress: None,
-            resends: false,
         })? {
             Message::Done { .. } => Ok(FakeWrapper {
                 client,

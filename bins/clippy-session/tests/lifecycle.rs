@@ -208,7 +208,6 @@ fn raw_wrapper(dir: &TempDir) -> Client {
                 no_history: false,
             },
             progress: None,
-            resends: false,
         })
         .unwrap();
     wrapper

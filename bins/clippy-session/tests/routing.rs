@@ -1296,7 +1296,6 @@ impl WireSession {
             id,
             session: info,
             progress: None,
-            resends: false,
         });
         assert!(matches!(reply, Ok(Message::Done { .. })), "{reply:?}");
         let mut wire = WireSession {

@@ -511,7 +511,6 @@ mod tests {
                     id: 2,
                     session: crate::tests::info("s1", None, false),
                     progress: Some(progress.clone()),
-                    resends: false,
                 },
             )
         };

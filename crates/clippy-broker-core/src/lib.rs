@@ -47,10 +47,7 @@ mod routing;
 mod screen;
 mod spool_ops;
 
-pub use history::{
-    HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
-    RESEND_PATIENCE_MS, Record as HistoryRecord, weight as history_weight,
-};
+pub use history::{HistoryJob, Query as HistoryQuery, Record as HistoryRecord};
 pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
 
@@ -176,8 +173,6 @@ struct SessionEntry {
     owner: ConnId,
     /// Its spool and mode, as the wrapper reports them.
     live: spool_ops::Live,
-    /// Its wrapper keeps turns until acknowledged and sends them again when asked.
-    resends: bool,
 }
 
 /// A live connection.
@@ -273,8 +268,6 @@ pub struct State {
     history_problem: Option<String>,
     /// Sessions whose turns must never reach the disk (`--no-history`).
     unrecorded: HashSet<String>,
-    /// The records on their way to the store, and the turns held while it is behind.
-    backlog: history::Backlog,
 }
 
 impl State {
@@ -319,7 +312,6 @@ impl State {
             history_on: false,
             history_problem: None,
             unrecorded: HashSet::new(),
-            backlog: history::Backlog::default(),
         })
     }
 
@@ -710,8 +702,7 @@ impl State {
                 id,
                 session,
                 progress,
-                resends,
-            } => self.register(conn, id, session, progress, resends, out),
+            } => self.register(conn, id, session, progress, out),
             Message::Deregister {
                 id,
                 session,
@@ -937,8 +928,7 @@ impl State {
             | Message::Inject { .. }
             | Message::Terminate { .. }
             | Message::ScreenRequest { .. }
-            | Message::AnswerRequest { .. }
-            | Message::ResendTurns { .. }) => Err(refuse(
+            | Message::AnswerRequest { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -951,7 +941,6 @@ impl State {
         id: u32,
         info: SessionInfo,
         progress: Option<Progress>,
-        resends: bool,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         let session = info.session.clone();
@@ -970,7 +959,6 @@ impl State {
             let previous = existing.owner;
             existing.owner = conn;
             existing.info = info;
-            existing.resends = resends;
             if let Some(entry) = self.conns.get_mut(&previous) {
                 entry.sessions.remove(&session);
             }
@@ -1006,7 +994,6 @@ impl State {
                     info,
                     owner: conn,
                     live: spool_ops::Live::default(),
-                    resends,
                 },
             );
             self.emit(record, out);
@@ -1100,9 +1087,6 @@ impl State {
         if let Some(message) = turn.message {
             record = record.with_message(message);
         }
-        // A copy (its bytes shared) in case it is a turn sent again that must be stored.
-        let again = self.store_again(session, turn.seq).then(|| record.clone());
-        self.turn_came(session, turn.seq);
         let outcome = self
             .registry
             .insert(record)
@@ -1111,24 +1095,6 @@ impl State {
             id,
             turn_id: outcome.turn_id().to_string(),
         };
-        if !outcome.is_stored() {
-            // Sent again: stored if it may have been held, else acknowledged behind the store's
-            // queue (its first copy may not be committed yet).
-            match again {
-                Some(mut record) => {
-                    record.truncate_to(self.registry.config().max_turn_bytes);
-                    self.record(
-                        history::Record::Turn {
-                            record,
-                            ack: Some((conn, reply)),
-                        },
-                        out,
-                    );
-                }
-                None => self.acknowledge_again(conn, reply, out),
-            }
-            return Ok(Outcome::Parked);
-        }
         if outcome.is_stored()
             && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
         {
@@ -1454,7 +1420,6 @@ impl State {
             },
             out,
         );
-        self.store_held_of(session, out);
         self.unrecorded.remove(session);
         let last_turn_id = self
             .registry
@@ -1520,7 +1485,7 @@ mod tests {
 
     pub(super) const NOW: u64 = 1_700_000_000_000;
 
-    pub(super) fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
+    fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
         State::new(RegistryConfig {
             ring_depth,
             max_turn_bytes,
@@ -1610,7 +1575,6 @@ mod tests {
                 id: 2,
                 session: info,
                 progress: None,
-                resends: false,
             },
         )
     }
@@ -1843,7 +1807,6 @@ mod tests {
                 id: 3,
                 session: info("s", None, false),
                 progress: None,
-                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::NotAllowed);
@@ -1876,7 +1839,6 @@ mod tests {
                 id: 10,
                 session: info("s", None, false),
                 progress: None,
-                resends: false,
             },
             Message::Deregister {
                 id: 11,
@@ -2114,7 +2076,6 @@ mod tests {
                 id: 2,
                 session: info("aaa", None, false),
                 progress: None,
-                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::DuplicateSession);
@@ -2170,7 +2131,6 @@ mod tests {
                     id: 2,
                     session: info(bad, None, false),
                     progress: None,
-                    resends: false,
                 },
             );
             assert_eq!(reason, ErrorReason::MissingField);

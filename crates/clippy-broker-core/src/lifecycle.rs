@@ -721,7 +721,6 @@ mod tests {
                     spool_size: 11,
                     ..Progress::default()
                 }),
-                resends: false,
             },
             NOW,
         );
@@ -858,7 +857,6 @@ mod tests {
                     mode: Mode::Idle,
                     ..Progress::default()
                 }),
-                resends: false,
             },
             NOW,
         );

@@ -75,7 +75,6 @@ impl Wrapper {
                 id,
                 session: info,
                 progress: None,
-                resends: false,
             })
             .expect("register");
         assert!(matches!(reply, Message::Done { .. }), "register: {reply:?}");

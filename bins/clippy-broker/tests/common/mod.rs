@@ -45,16 +45,7 @@ impl Broker {
 
     /// A broker in an existing runtime dir.
     pub fn start_in(runtime: TempDir, args: &[&str]) -> Broker {
-        Broker::start_with(runtime, args, &[])
-    }
-
-    /// A broker in an existing runtime dir, with more environment variables.
-    pub fn start_with(runtime: TempDir, args: &[&str], env: &[(&str, &Path)]) -> Broker {
-        let inner = builder(runtime.path())
-            .args(args)
-            .envs(env.iter().copied())
-            .owning(runtime)
-            .start();
+        let inner = builder(runtime.path()).args(args).owning(runtime).start();
         Broker {
             socket: inner.socket().to_owned(),
             inner,
