@@ -1414,6 +1414,17 @@ mod tests {
         assert_eq!((hooks.reports, hooks.rejected), (1, 1));
     }
 
+    /// The agent's hook says it waits on a permission.
+    fn permission_asked() -> Tapped {
+        let waiting = clippy_hooks::Waiting {
+            kind: "permission".into(),
+            tool: None,
+            input: None,
+            message: None,
+        };
+        Tapped::Agent(Ok(Report::Waiting(waiting)))
+    }
+
     /// The key that answered a dialog (`1`, no Enter) was the dialog's: the next question typed
     /// at the prompt is the question alone, whenever its echo reaches the screen.
     #[test]
@@ -1423,13 +1434,7 @@ mod tests {
         tap.take(output(b"$ "), clock.at(0));
         tap.take(typed(b"ask\r"), clock.at(1));
         tap.take(output(b"ask\r\nRun it? 1. Yes 2. No\r\n"), clock.at(2));
-        let waiting = clippy_hooks::Waiting {
-            kind: "permission".into(),
-            tool: None,
-            input: None,
-            message: None,
-        };
-        tap.take(Tapped::Agent(Ok(Report::Waiting(waiting))), clock.at(3));
+        tap.take(permission_asked(), clock.at(3));
         tap.take(typed(b"1"), clock.at(4));
         tap.take(output(b"ran it\r\n$ "), clock.at(5));
         // Enter before the agent echoed the question: only the keys say what it was.
@@ -1460,13 +1465,7 @@ mod tests {
             output(" Do you want to proceed?\r\n \u{276f} 1. Yes\r\n   2. No\r\n".as_bytes()),
             clock.at(2),
         );
-        let waiting = clippy_hooks::Waiting {
-            kind: "permission".into(),
-            tool: None,
-            input: None,
-            message: None,
-        };
-        tap.take(Tapped::Agent(Ok(Report::Waiting(waiting))), clock.at(3));
+        tap.take(permission_asked(), clock.at(3));
         let ask = AnswerAsk {
             request: 1,
             decision: Decision::Deny,
