@@ -252,6 +252,10 @@ struct Core {
     /// The input row's text when the turn ending now ends because output went quiet: the
     /// text view is cut there.
     quiet_input_row: Option<String>,
+    /// The screen's rows as the last output that changed them left them (while quiet output
+    /// decides): see [`TurnDetector::screen_moved`].
+    #[cfg(feature = "text")]
+    still_rows: Option<Vec<String>>,
     /// The last line with text the line view ended (its last 512 bytes): a busy line the
     /// agent wrapped over two rows is matched across them.
     prev_line: Vec<u8>,
@@ -392,6 +396,8 @@ impl TurnDetector {
                 signal_seen: false,
                 input_row: None,
                 quiet_input_row: None,
+                #[cfg(feature = "text")]
+                still_rows: None,
                 #[cfg(feature = "text")]
                 rows_at_start: Vec::new(),
                 prev_line: Vec::new(),

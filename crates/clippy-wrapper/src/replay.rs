@@ -29,8 +29,9 @@ pub fn has_hook_reports(events: &[(f64, CastEvent)]) -> bool {
 /// Feeds the recording's events (each with its time in seconds), in order, to a fresh detector
 /// and collects its turns; the hook reports only when `feed_hooks`. As in the live wrapper, the
 /// detector takes the prompts, turn ends and waits the hooks report ([`signal_of`]); a report of
-/// an event clippy does not act on is not the detector's; and where output
-/// stopped for [`QUIET`] before the next event, the detector is told it went quiet.
+/// an event clippy does not act on is not the detector's; and where output that moved the
+/// screen ([`clippy_turn::TurnDetector::screen_moved`]) stopped for [`QUIET`] before the next
+/// event, the detector is told it went quiet.
 ///
 /// ```
 /// use clippy_turn::{DetectorConfig, Preset};
@@ -63,11 +64,14 @@ pub fn detect(config: DetectorConfig, events: &[(f64, CastEvent)], feed_hooks: b
             output_at = None;
             keep(detector.quiet());
         }
-        if matches!(event, CastEvent::Output(_)) {
-            output_at = Some(*time);
-        }
         match event {
-            CastEvent::Output(data) => keep(detector.feed_output(data.as_bytes())),
+            CastEvent::Output(data) => {
+                keep(detector.feed_output(data.as_bytes()));
+                // As live: the quiet clock runs from the last output that moved the screen.
+                if detector.screen_moved() {
+                    output_at = Some(*time);
+                }
+            }
             CastEvent::Input(data) => keep(detector.feed_input(data.as_bytes())),
             CastEvent::Resize { cols, rows } => {
                 // A recording's sizes were checked non-zero when it was read.

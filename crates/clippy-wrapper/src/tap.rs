@@ -7,7 +7,9 @@
 //! then sends what these return ([`TapOutput`]) to the sink thread or back to the byte loop and
 //! waits until [`Idle::wake_at`]. The rules live here:
 //! - output quiet for [`QUIET`] tells the detector it is quiet, once per pause
-//!   ([`TurnDetector::quiet`]);
+//!   ([`TurnDetector::quiet`]); the pause runs from the last output that moved the screen
+//!   ([`TurnDetector::screen_moved`], judged once output paused for [`RENDER_AFTER`] or the
+//!   pause is due: an animated logo or a blinking cursor does not move it);
 //! - a turn one source says ended waits [`AGREEMENT_GRACE`] for the other, then is settled
 //!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
 //! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`];
@@ -303,6 +305,8 @@ pub struct TapModel<S> {
     output_at: Option<Instant>,
     /// When the detector is told that output went quiet (once per pause).
     quiet_at: Option<Instant>,
+    /// When the last output came that was not judged yet (whether it moved the screen).
+    unjudged_output: Option<Instant>,
     /// The latest wait's id (0: none yet).
     waiting_ids: u64,
     /// A person's input chunks taken ([`Tapped::Input`] with `human`).
@@ -334,6 +338,7 @@ impl<S: Spool> TapModel<S> {
             settle_at: None,
             output_at: None,
             quiet_at: None,
+            unjudged_output: None,
             waiting_ids: 0,
             human_inputs: 0,
             answering: None,
@@ -363,8 +368,9 @@ impl<S: Spool> TapModel<S> {
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
                 self.output_at = Some(now.instant);
-                self.quiet_at = Some(now.instant + QUIET);
                 self.push_spool(&bytes, &mut out);
+                // Whether it moved the screen is judged once it is rendered (caught_up).
+                self.unjudged_output = Some(now.instant);
                 self.detector.feed_output(&bytes).collect()
             }
             Tapped::Input { bytes, human } => {
@@ -460,7 +466,19 @@ impl<S: Spool> TapModel<S> {
     pub fn caught_up(&mut self, now: Now) -> Idle {
         self.now_ms = now.unix_ms;
         let mut out = Vec::new();
-        // No output for `QUIET`: the detector judges its screen.
+        // Output not judged yet, once it paused long enough to render or the pause is due:
+        // whether it moved the screen decides whether the pause runs from it. (This renders
+        // what is pending at once, only while quiet output decides: see `judge_output`.)
+        if self.unjudged_output.is_some()
+            && (self.quiet_at.is_some_and(|at| now.instant >= at)
+                || self
+                    .output_at
+                    .is_none_or(|at| at + RENDER_AFTER <= now.instant))
+        {
+            self.judge_output();
+            self.forward_terminal_replies(&mut out);
+        }
+        // No output that moved the screen for `QUIET`: the detector judges its screen.
         if self.quiet_at.is_some_and(|at| now.instant >= at) {
             self.quiet_at = None;
             let events: Vec<Event> = self.detector.quiet().collect();
@@ -503,6 +521,18 @@ impl<S: Spool> TapModel<S> {
             outputs: out,
             more,
             wake_at,
+        }
+    }
+
+    /// Judges the output taken since the last judgement: when it moved the screen (beyond an
+    /// animation at rest), the quiet pause runs from it. The detector renders for this only
+    /// while quiet output decides (`generic`, or a preset whose signals were not seen yet);
+    /// otherwise every output moves the screen and nothing is rendered here.
+    fn judge_output(&mut self) {
+        if let Some(at) = self.unjudged_output.take()
+            && self.detector.screen_moved()
+        {
+            self.quiet_at = Some(at + QUIET);
         }
     }
 
@@ -1125,6 +1155,47 @@ mod tests {
         );
         let idle = tap.caught_up(clock.at(end + quiet + 4));
         assert_eq!(idle.wake_at, Some(clock.at(end + 2 * quiet - 1).instant));
+    }
+
+    #[test]
+    fn an_animated_logo_and_a_blinking_cursor_do_not_put_the_quiet_deadline_off() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        let quiet = QUIET.as_millis() as u64;
+        // A banner with a Braille logo, still for QUIET: ready.
+        tap.take(
+            output("\u{28e0}\u{2812} Agent\r\n\r\n: ".as_bytes()),
+            clock.at(0),
+        );
+        tap.caught_up(clock.at(5));
+        tap.caught_up(clock.at(quiet));
+        tap.take(output(b"hello"), clock.at(1000));
+        tap.take(typed(b"hello\r"), clock.at(1010));
+        let end = 1020;
+        tap.take(output(b"\r\n\r\nHi there.\r\n\r\n: "), clock.at(end));
+        let render = RENDER_AFTER.as_millis() as u64;
+        assert_eq!(
+            tap.caught_up(clock.at(end + render)).wake_at,
+            Some(clock.at(end + quiet).instant)
+        );
+        // At rest, the logo cycles and the cursor blinks more often than QUIET.
+        let logo = "\x1b7\x1b[1;1H\u{2812}\u{28e0}\x1b8";
+        for (n, at) in (end + 150..end + quiet).step_by(150).enumerate() {
+            let frame: &[u8] = if n % 2 == 0 {
+                logo.as_bytes()
+            } else {
+                b"\x1b[?25l\x1b[?25h"
+            };
+            assert!(turns(&tap.take(output(frame), clock.at(at))).is_empty());
+            let idle = tap.caught_up(clock.at(at + render));
+            assert!(turns(&idle.outputs).is_empty(), "{:?}", idle.outputs);
+            assert_eq!(idle.wake_at, Some(clock.at(end + quiet).instant));
+        }
+        let idle = tap.caught_up(clock.at(end + quiet));
+        let ended = turns(&idle.outputs);
+        assert_eq!(ended.len(), 1, "{:?}", idle.outputs);
+        assert_eq!(ended[0].input, "hello");
+        assert_eq!(ended[0].text(), "Hi there.");
     }
 
     /// A shell with the agent's hooks on: its screen shows the turn ended at 20 ms.

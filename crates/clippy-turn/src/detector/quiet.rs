@@ -85,6 +85,35 @@ impl TurnDetector {
         self.core.events.drain(..)
     }
 
+    /// Whether the output fed since the last call changed what the screen shows, beyond
+    /// animation; it renders what is pending. The caller's quiet clock
+    /// ([`TurnDetector::quiet`]) runs from the last output that did: an agent at rest may
+    /// animate a decoration (a logo drawn in Braille patterns that cycles every few seconds)
+    /// or blink its cursor, and that is not work. Output that only swaps Braille pattern cells
+    /// (U+2800–U+28FF) and blanks among themselves, or changes no text at all (a blinking
+    /// cursor, colours), has not moved the screen; a spinner drawn so stays on screen and is
+    /// judged there, as before. Always true while quiet does not decide (a preset whose own
+    /// signals were seen, OSC 133 marks).
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("generic")?));
+    /// detector.feed_output("\u{28e0}\u{2812} Banner\r\n> ".as_bytes()).for_each(drop);
+    /// assert!(detector.screen_moved());
+    /// // The banner's Braille logo animates; the cursor blinks.
+    /// detector.feed_output("\x1b[H\u{2812}\u{28e0}\x1b[2;3H".as_bytes()).for_each(drop);
+    /// assert!(!detector.screen_moved());
+    /// detector.feed_output(b"\x1b[?25l\x1b[?25h").for_each(drop);
+    /// assert!(!detector.screen_moved());
+    /// detector.feed_output(b"hi").for_each(drop);
+    /// assert!(detector.screen_moved());
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn screen_moved(&mut self) -> bool {
+        self.core.screen_moved()
+    }
+
     /// Whether the preset's own signals have been seen: a prompt line or status title it
     /// recognises, OSC 133 marks, or the agent's hooks. Until then, turns end only when the
     /// screen goes still ([`TurnDetector::quiet`]).
@@ -98,6 +127,28 @@ impl Core {
     /// presets until their own signals have been seen. Never with OSC 133 marks.
     pub(super) fn quiet_decides(&self) -> bool {
         !self.osc133 && (self.preset.name() == "generic" || !self.signal_seen)
+    }
+
+    /// See [`TurnDetector::screen_moved`].
+    fn screen_moved(&mut self) -> bool {
+        #[cfg(feature = "text")]
+        {
+            if !self.quiet_decides() {
+                self.still_rows = None;
+                return true;
+            }
+            let rows = self.screen.snapshot(0).lines;
+            let moved = self
+                .still_rows
+                .as_ref()
+                .is_none_or(|still| !only_animated(still, &rows));
+            if moved {
+                self.still_rows = Some(rows);
+            }
+            moved
+        }
+        #[cfg(not(feature = "text"))]
+        true
     }
 
     /// Notes where the agent draws its input line: the row nearest the cursor, at or above
@@ -238,6 +289,30 @@ impl Core {
     fn input_area(&mut self) -> Option<(usize, String)> {
         None
     }
+}
+
+/// Whether `now` differs from `still` only in cells that are Braille patterns or blanks on
+/// both sides (an animated Braille logo or spinner frame), row for row.
+#[cfg(feature = "text")]
+fn only_animated(still: &[String], now: &[String]) -> bool {
+    let animated = |c: char| c == ' ' || ('\u{2800}'..='\u{28ff}').contains(&c);
+    still.len() == now.len()
+        && still.iter().zip(now).all(|(a, b)| {
+            a == b || {
+                let (mut a, mut b) = (a.chars(), b.chars());
+                loop {
+                    match (a.next(), b.next()) {
+                        (None, None) => break true,
+                        (x, y) => {
+                            let (x, y) = (x.unwrap_or(' '), y.unwrap_or(' '));
+                            if x != y && !(animated(x) && animated(y)) {
+                                break false;
+                            }
+                        }
+                    }
+                }
+            }
+        })
 }
 
 /// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`,
