@@ -32,6 +32,16 @@ class Screen(pyte.Screen):
         if not kw.get("private"):
             super().select_graphic_rendition(*attrs)
 
+    @property
+    def display(self):
+        """The rows as text, cell by cell: a cell with no text (the right half of a wide
+        character) adds nothing. pyte 0.8.2's own `display` skips the cell after every wide
+        character instead, and fails (IndexError) when a wide character was drawn over another
+        one's right half, so that an empty cell follows a narrow one (Codex redrawing CJK text
+        after a resize)."""
+        return ["".join(self.buffer[y][x].data for x in range(self.columns))
+                for y in range(self.lines)]
+
 
 def seen_lines(cast_path):
     with open(cast_path, encoding="utf-8") as f:
