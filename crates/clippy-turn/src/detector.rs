@@ -837,9 +837,13 @@ impl Core {
         if self.preset.osc_idle().is_some() {
             return self.shown_on_prompt_row(input);
         }
-        let asked = self
-            .row_before_input(input, line)
-            .ends_with(['?', ':', ']', '>']);
+        let before = self.row_before_input(input, line);
+        // Drawn behind the agent's own input decoration (where it showed the last line
+        // submitted), it was typed in its input area: a question, not an answer.
+        if self.quiet_decides() && self.is_input_decoration(&before) {
+            return true;
+        }
+        let asked = before.ends_with(['?', ':', ']', '>']);
         !asked
     }
 
@@ -1770,6 +1774,24 @@ impl ViewSink for Feed<'_> {
         {
             self.finish_then_queued(line.start, true);
             return;
+        }
+        // Where the screen decides (no preset signal yet, or `generic`), a bare prompt line
+        // drawn while the screen shows the agent at work is its empty input area, not its rest:
+        // a full-screen agent redraws it with everything else when the window is resized. The
+        // reply ends when the screen goes still ([`TurnDetector::quiet`]). (A prompt with the
+        // question typed ahead after it is that question taken: the next turn, below.)
+        if !skip
+            && self.core.phase == Phase::Busy
+            && self.core.quiet_decides()
+            && self.core.turn.is_some()
+            && self.typed_ahead_on_prompt(text).is_none()
+            && self.prompt_matches(text)
+        {
+            self.sync(line.start);
+            if self.core.spinner_on_screen() {
+                self.core.line_veto = false;
+                return;
+            }
         }
         if let Some(from) = self.typed_ahead_on_prompt(text).filter(|_| !skip)
             && self.core.phase == Phase::Busy

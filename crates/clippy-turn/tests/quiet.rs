@@ -273,3 +273,80 @@ fn a_frame_cut_short_after_the_input_rows_prompt_character_ends_no_turn() {
     s.quiet();
     assert_eq!(s.turns().len(), 1, "{:?}", s.events);
 }
+
+/// A full-screen TUI that keeps its input row (`> `) on screen while it works, a spinner row
+/// with its interrupt hint above it: `rows` of the transcript, then that live area.
+fn full_screen_frame(rows: &[&str], busy: bool) -> Vec<u8> {
+    let mut bytes = b"\x1b[H\x1b[2J".to_vec();
+    for row in rows {
+        bytes.extend_from_slice(row.as_bytes());
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes.extend_from_slice(b"\x1b[8;1H");
+    if busy {
+        bytes.extend_from_slice("\u{2819} Generating (1s esc to interrupt)".as_bytes());
+    }
+    bytes.extend_from_slice(
+        "\x1b[9;1H────────────────────\r\n> \r\n\r\n/tmp/work\x1b[10;3H".as_bytes(),
+    );
+    bytes
+}
+
+#[test]
+fn a_full_screen_redraw_while_the_agent_works_does_not_end_its_turn() {
+    let mut s = Session::new("generic", 40, 12);
+    s.out(b"\x1b[?1049h");
+    s.out(&full_screen_frame(&["Agent 1.0"], false));
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.out(b"hello");
+    s.input(b"hello\r");
+    s.out(b"\x1b[10;3H\x1b[K");
+    s.out(&full_screen_frame(
+        &["Agent 1.0", "> hello", "  Line one."],
+        true,
+    ));
+    // The window is resized: the agent draws its whole screen again, its empty input row (a
+    // bare prompt line) with it, and works on.
+    s.detector.resize(40, 12).unwrap();
+    s.out(&full_screen_frame(
+        &["Agent 1.0", "> hello", "  Line one."],
+        true,
+    ));
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    // A question typed ahead in its input row while it works: a turn of its own, later.
+    s.out(b"\x1b[10;3Hnext\x1b[10;7H");
+    s.input(b"next\r");
+    s.out(b"\x1b[10;3H\x1b[K");
+    s.out(&full_screen_frame(
+        &["Agent 1.0", "> hello", "  Line one.", "  Line two."],
+        true,
+    ));
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    s.out(&full_screen_frame(
+        &[
+            "Agent 1.0",
+            "> hello",
+            "  Line one.",
+            "  Line two.",
+            "  Done.",
+        ],
+        false,
+    ));
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 1, "{:?}", s.events);
+    assert_eq!(turns[0].input, "hello");
+    assert_eq!(turns[0].text(), "  Line one.\n  Line two.\n  Done.");
+    // The agent takes the question typed ahead.
+    s.out(&full_screen_frame(
+        &["  Line two.", "  Done.", "> next", "  Next answer."],
+        false,
+    ));
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{:?}", s.events);
+    assert_eq!(turns[1].input, "next");
+    assert_eq!(turns[1].text(), "  Next answer.");
+}

@@ -183,6 +183,14 @@ impl Core {
         let _ = input;
     }
 
+    /// Whether `left` (what a row holds before a submitted line, trimmed) is the decoration of
+    /// the agent's input row, as learned from an earlier submit.
+    pub(super) fn is_input_decoration(&self, left: &str) -> bool {
+        self.input_row
+            .as_ref()
+            .is_some_and(|row| !left.is_empty() && row.decoration == left)
+    }
+
     /// Whether a visible row has text (something was drawn).
     fn screen_shows_text(&mut self) -> bool {
         #[cfg(feature = "text")]
