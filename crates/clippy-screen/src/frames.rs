@@ -103,8 +103,10 @@ impl Frames {
     /// offset, from two screens above the previous frame to just past the end, where most of them
     /// equal the line there (ties: the later offset, a TUI's transcript scrolls forward). The
     /// scroll wins when more rows say so than stayed put, or when it accounts for at least half
-    /// of the rows that changed (and two of them, or as many as stayed): an input box and
-    /// footer that stay put must not hold a scrolling transcript in place, and one line that
+    /// of the rows that changed (and two of them, or as many as stayed) and it scrolls forward:
+    /// an input box and footer that stay put must not hold a scrolling transcript in place,
+    /// while rows drawn in place that repeat lines above them (a table's rules, as its rows
+    /// arrive) must not move a frame back when more rows stayed; and one line that
     /// happens to be repeated elsewhere (the question, moved from the input box into the
     /// transcript) must not move a frame. A forward scroll that two rows or more line up with
     /// also wins when no row that changed contradicts it: each lands on a blank line, on a line
@@ -146,7 +148,8 @@ impl Frames {
                 })
         };
         match scrolled {
-            Some(at) if votes > stayed || (2 * votes >= changed && votes >= stayed.min(2)) => at,
+            Some(at) if votes > stayed => at,
+            Some(at) if at > self.top && 2 * votes >= changed && votes >= stayed.min(2) => at,
             Some(at) if votes >= 2 && at > self.top && uncontradicted(at) => at,
             _ if stayed > 0 => self.top,
             Some(at) => at,
@@ -286,6 +289,68 @@ mod tests {
 
     fn frame(rows: &[&str]) -> Vec<String> {
         rows.iter().map(|r| (*r).to_owned()).collect()
+    }
+
+    #[test]
+    fn rows_added_in_place_that_repeat_lines_above_do_not_move_the_window_back() {
+        // A table laid out again as its rows arrive (Mistral Vibe): its bottom border becomes
+        // a rule and a row under it, and the rules repeat. The changed rows line up with the
+        // transcript two rows back, but the rows above them stayed: the frame stood still.
+        let mut frames = Frames::default();
+        let (top, rule, end) = ("┌──┐", "├──┤", "└──┘");
+        frames.sample(frame(&[
+            "x1",
+            "x2",
+            "intro",
+            top,
+            "│ Shell │",
+            rule,
+            "│ bash │",
+            end,
+            "⠋ work",
+            "> ",
+        ]));
+        frames.sample(frame(&[
+            "intro",
+            top,
+            "│ Shell │",
+            rule,
+            "│ bash │",
+            end,
+            "",
+            "",
+            "⠙ work",
+            "> ",
+        ]));
+        frames.sample(frame(&[
+            "intro",
+            top,
+            "│ Shell │",
+            rule,
+            "│ bash │",
+            rule,
+            "│ zsh │",
+            end,
+            "⠹ work",
+            "> ",
+        ]));
+        assert_eq!(
+            frames.into_lines().0,
+            [
+                "x1",
+                "x2",
+                "intro",
+                top,
+                "│ Shell │",
+                rule,
+                "│ bash │",
+                rule,
+                "│ zsh │",
+                end,
+                "⠹ work",
+                "> "
+            ]
+        );
     }
 
     #[test]
