@@ -4,8 +4,8 @@
 //!
 //! - **events**: follows the broker's event stream (`subscribe`); when the broker goes away it
 //!   says so and connects again, once a second, until one answers.
-//! - **requests**: carries out the state's requests one at a time through the client layer and
-//!   hands back the replies.
+//! - **requests**: carries out the state's requests one at a time (`clippy_dash::Requests`:
+//!   which client call each is, and its reply or failure line) and hands back the replies.
 //! - **output**: follows the selected session's output (a `wait_for` of any character from the
 //!   spool's end) and tells the state, at most four times a second, so its screen is asked for
 //!   again only when it changed.
@@ -23,12 +23,12 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use clippy_attach::DetachKey;
-use clippy_client::{ClientError, Connection, Endpoint, SearchQuery};
+use clippy_client::{ClientError, Connection, Endpoint};
 use clippy_dash::{
     Action, AnsiBackend, App, BELL, ENTER_SCREEN, Input, KeyDecoder, LEAVE_SCREEN, Pacer, Reply,
-    Theme,
+    Requests, Theme,
 };
-use clippy_proto::{Format, PatternKind};
+use clippy_proto::PatternKind;
 use clippy_pty::{RawModeGuard, Signal, SignalPipe};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use ratatui::Terminal;
@@ -376,167 +376,23 @@ fn follow_events(endpoint: &Endpoint, mailbox: &Mailbox) {
     }
 }
 
-/// The requests thread: one request at a time, each reply handed back; a request already
-/// waiting its turn is not made twice.
+/// The requests thread: one request at a time (`clippy_dash::Requests`), each reply handed
+/// back; a request already waiting its turn is not made twice.
 fn serve_requests(
     endpoint: &Endpoint,
     timeout: Duration,
     actions: &Receiver<Action>,
     mailbox: &Mailbox,
 ) {
-    let mut connection: Option<Connection> = None;
+    let mut requests = Requests::new(endpoint.clone(), timeout);
     while let Ok(first) = actions.recv() {
-        let mut queue = vec![first];
-        queue.extend(actions.try_iter());
-        let mut done: Vec<Action> = Vec::new();
-        for action in queue {
-            if done.contains(&action) {
-                continue;
-            }
-            let reply = request(endpoint, timeout, &mut connection, &action);
-            done.push(action);
-            if let Some(reply) = reply {
+        let queue = std::iter::once(first).chain(actions.try_iter());
+        for action in clippy_dash::requests::distinct(queue) {
+            if let Some(reply) = requests.serve(&action) {
                 mailbox.post(Input::Reply(reply));
             }
         }
     }
-}
-
-fn request(
-    endpoint: &Endpoint,
-    timeout: Duration,
-    connection: &mut Option<Connection>,
-    action: &Action,
-) -> Option<Reply> {
-    if let Action::Spawn { command, name, cwd } = action {
-        let spawn = clippy_client::Spawn {
-            command: command.iter().map(Into::into).collect(),
-            name: name.clone(),
-            cwd: cwd.as_ref().map(Into::into),
-            size: clippy_client::TermSize::DETACHED.spec(),
-            ..clippy_client::Spawn::default()
-        };
-        return Some(match clippy_client::spawn(&spawn, timeout) {
-            Ok(id) => Reply::Done(format!("started {id}")),
-            Err(e) => Reply::Failed(format!("start: {e}")),
-        });
-    }
-    if connection.as_ref().is_none_or(|c| !c.is_open()) {
-        *connection = Connection::connect(endpoint).ok();
-    }
-    let Some(conn) = connection.as_mut() else {
-        return Some(Reply::Failed("the broker is not reachable".into()));
-    };
-    let result = ask(conn, action);
-    if let Err(ClientError::Unreachable { .. } | ClientError::NoAnswer { .. }) = &result {
-        *connection = None;
-    }
-    match result {
-        Ok(reply) => reply,
-        Err(e) => Some(Reply::Failed(failed(action, &e))),
-    }
-}
-
-fn failed(action: &Action, e: &ClientError) -> String {
-    let what = match action {
-        Action::Status(s) => format!("status {s}"),
-        Action::Screen(s) => format!("screen {s}"),
-        Action::Turn { target, .. } => format!("turn {target}"),
-        Action::Turns(s) => format!("turns {s}"),
-        Action::Send { session, .. } => format!("send {session}"),
-        Action::Capture(s) => format!("capture {s}"),
-        Action::Paste(s) => format!("paste {s}"),
-        Action::End(s) => format!("end {s}"),
-        Action::Approve(a) | Action::ApproveEdited { approval: a, .. } => format!("approve {a}"),
-        Action::Deny(a) => format!("deny {a}"),
-        Action::Search(q) => format!("search {q:?}"),
-        Action::Answer { session, .. } => format!("answer {session}"),
-        Action::Inbox(s) => format!("inbox {s}"),
-        _ => "request".into(),
-    };
-    format!("{what}: {e}")
-}
-
-fn ask(conn: &mut Connection, action: &Action) -> Result<Option<Reply>, ClientError> {
-    Ok(Some(match action {
-        Action::Refresh => Reply::Sessions(conn.list_sessions()?),
-        Action::Status(session) => Reply::Status(Box::new(conn.session_status(session)?)),
-        Action::Routes => Reply::Routes(conn.route_list()?),
-        Action::Inbox(session) => Reply::Inbox {
-            session: session.clone(),
-            items: conn.inbox(session)?.items,
-        },
-        Action::Screen(session) => Reply::Screen {
-            session: session.clone(),
-            lines: conn.screen(session, 0, None)?.screen.lines,
-        },
-        Action::Turn { target, format } => {
-            let turn = conn.get_turn(target, *format)?;
-            Reply::Turn {
-                target: target.clone(),
-                turn_id: turn.meta.turn_id,
-                format: *format,
-                text: String::from_utf8_lossy(&turn.content.into_vec()).into_owned(),
-            }
-        }
-        Action::Turns(session) => Reply::Turns {
-            session: session.clone(),
-            turns: conn.list_turns(session, Some(200))?,
-        },
-        Action::Answer {
-            session,
-            decision,
-            waiting_id,
-        } => {
-            let answered = conn.answer(&clippy_client::Answer {
-                waiting_id: *waiting_id,
-                by: Some("clippy-ctl dash".into()),
-                ..clippy_client::Answer::new(session.clone(), *decision)
-            })?;
-            Reply::Done(format!(
-                "answered {session}: {}",
-                answered.decision.as_str()
-            ))
-        }
-        Action::Send { session, data } => {
-            let input = clippy_client::Input::new(data.clone(), true)?;
-            let bytes = conn.send(session, input, Duration::from_secs(5))?;
-            Reply::Done(format!("sent {bytes} bytes to {session}"))
-        }
-        Action::Capture(session) => {
-            let captured = conn.capture(session)?;
-            Reply::Done(format!(
-                "captured {} ({} bytes): p pastes it",
-                captured.turn_id, captured.byte_length
-            ))
-        }
-        Action::Paste(session) => {
-            conn.paste(session, Format::Text)?;
-            Reply::Done(format!("pasted the captured turn into {session}"))
-        }
-        Action::End(session) => {
-            let ended = conn.end_session(session, true, None)?;
-            Reply::Done(format!("{session}: {}", ended.outcome))
-        }
-        Action::Approve(approval) => {
-            conn.approve(approval, None)?;
-            Reply::Done(format!("approved {approval}"))
-        }
-        Action::ApproveEdited { approval, text } => {
-            conn.approve(approval, Some(text.clone()))?;
-            Reply::Done(format!("approved {approval} with the edited text"))
-        }
-        Action::Deny(approval) => {
-            conn.deny(approval)?;
-            Reply::Done(format!("denied {approval}"))
-        }
-        Action::Search(words) => Reply::Hits(conn.search(&SearchQuery::new(words.clone())?)?),
-        Action::Spawn { .. }
-        | Action::Watch(_)
-        | Action::Attach(_)
-        | Action::Bell
-        | Action::Quit => return Ok(None),
-    }))
 }
 
 /// The output thread: while a session is selected, waits for any character of its output

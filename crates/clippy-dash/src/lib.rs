@@ -8,6 +8,10 @@
 //!   redraw ([`App::next_tick`]: only while a busy session's elapsed time is shown).
 //! - [`render`]: draws the state with ratatui into any buffer (the tests use
 //!   `ratatui::backend::TestBackend`).
+//! - [`requests`]: each [`Action`] that is a request as its `clippy-client` call
+//!   ([`Requests::serve`], run on the binary's thread), the [`Reply`] it makes, and the rules
+//!   with no I/O: the label a failure gets ([`requests::failure`]), which failures drop the
+//!   connection, which queued requests are made once.
 //! - [`AnsiBackend`]: a ratatui backend that writes ANSI escape sequences, and
 //!   [`KeyDecoder`]: a terminal's bytes as [`Key`]s — so no terminal library is linked; the
 //!   binary owns the terminal (raw mode, size, signals).
@@ -17,6 +21,7 @@
 mod ansi;
 mod app;
 mod keys;
+pub mod requests;
 mod view;
 
 pub use ansi::{AnsiBackend, BELL, ENTER_SCREEN, LEAVE_SCREEN};
@@ -26,4 +31,5 @@ pub use app::{
 /// How a waiting permission is answered (`a`, `A`, `d`): the broker's own decision.
 pub use clippy_proto::Decision;
 pub use keys::{Key, KeyDecoder};
+pub use requests::Requests;
 pub use view::{HELP, Theme, clock, duration, one_line, render, state_text};
