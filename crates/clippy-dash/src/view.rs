@@ -68,8 +68,20 @@ pub fn render(app: &App, theme: Theme, now: u64, frame: &mut Frame<'_>) {
     let shown = app.shown();
     let wide = area.width >= 140;
     let (list_area, detail_area) = if wide {
-        let [l, d] = Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)])
-            .areas(body);
+        // The list takes 65 % of the width, or more when a state's text needs it (a long
+        // waiting text and its tool input), leaving the detail at least DETAIL_LEAST columns.
+        let needed = shown
+            .iter()
+            .map(|s| state_text(s, now).chars().count())
+            .max()
+            .unwrap_or(0);
+        let wanted = u16::try_from(needed)
+            .unwrap_or(u16::MAX)
+            .saturating_add(WIDE_FIXED);
+        let list = u16::try_from(u32::from(area.width) * 65 / 100)
+            .unwrap_or(area.width)
+            .max(wanted.min(area.width.saturating_sub(DETAIL_LEAST)));
+        let [l, d] = Layout::horizontal([Constraint::Length(list), Constraint::Min(1)]).areas(body);
         (l, d)
     } else {
         let want = u16::try_from(shown.len())
@@ -203,6 +215,14 @@ pub fn state_text(s: &Session, now: u64) -> String {
     }
 }
 
+/// The columns of the wide list besides the state (mark, name, preset, turns, last, hooks,
+/// routes, command) and the spaces between its nine columns.
+const WIDE_FIXED: u16 = 1 + 14 + 8 + 5 + 8 + 5 + 7 + 12 + 8;
+/// The width of the command column and the space before it.
+const COMMAND_WIDTH: u16 = 12 + 1;
+/// The least width the detail keeps beside the list.
+const DETAIL_LEAST: u16 = 40;
+
 fn render_list(
     app: &App,
     shown: &[&Session],
@@ -212,7 +232,15 @@ fn render_list(
     area: Rect,
 ) {
     let narrow = area.width < 86;
-    let header = if narrow {
+    // The command column gives its width to the state when a state's text needs it.
+    let needed = shown
+        .iter()
+        .map(|s| state_text(s, now).chars().count())
+        .max()
+        .unwrap_or(0);
+    let state_room = usize::from(area.width.saturating_sub(WIDE_FIXED));
+    let command = !narrow && needed <= state_room;
+    let header = if !command {
         vec![
             "", "NAME", "PRESET", "STATE", "TURNS", "LAST", "HOOKS", "ROUTES",
         ]
@@ -249,7 +277,7 @@ fn render_list(
             }),
             Cell::from(routes),
         ];
-        if !narrow {
+        if command {
             cells.push(Cell::from(one_line(&s.command.join(" "))));
         }
         Row::new(cells)
@@ -266,7 +294,7 @@ fn render_list(
             Constraint::Length(6),
         ]
     } else {
-        vec![
+        let mut widths = vec![
             Constraint::Length(1),
             Constraint::Length(14),
             Constraint::Length(8),
@@ -275,8 +303,11 @@ fn render_list(
             Constraint::Length(8),
             Constraint::Length(5),
             Constraint::Length(7),
-            Constraint::Length(12),
-        ]
+        ];
+        if command {
+            widths.push(Constraint::Length(COMMAND_WIDTH - 1));
+        }
+        widths
     };
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)))

@@ -254,3 +254,32 @@ fn the_turn_list_shows_the_chosen_turn_and_the_keys_to_open_it() {
     );
     assert!(lines[23].contains("Enter open it"), "{text}");
 }
+
+#[test]
+fn at_160x50_a_long_waiting_text_keeps_its_tool_input_in_the_state_column() {
+    let mut app = fleet();
+    let input = "{\"command\":\"cargo test -p clippy-dash\"}";
+    app.handle(
+        Input::Event(event(
+            "session.waiting",
+            "k2",
+            json!({"reason": "permission", "tool": "Bash", "input": input}),
+        )),
+        T0 + 3000,
+    );
+    let (lines, _) = draw(&app, 160, 50, Theme::new(false), T0 + 5000);
+    let text = lines.join("\n");
+    let row = find(&lines, "waiting permission");
+    assert!(
+        lines[row].contains(&format!("waiting permission: Bash {input}")),
+        "the whole tool input in the list's row: {text}"
+    );
+    // The detail still sits beside the list.
+    assert!(
+        lines.iter().any(|l| l.contains("Allow Bash? [y/n]")),
+        "{text}"
+    );
+    // A short state keeps the command column.
+    let (lines, _) = draw(&fleet(), 160, 50, Theme::new(false), T0 + 5000);
+    assert!(lines[2].contains("COMMAND"), "{}", lines.join("\n"));
+}
