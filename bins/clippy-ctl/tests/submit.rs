@@ -108,3 +108,28 @@ fn exec_writes_the_enter_on_its_own_after_the_command() {
     );
     assert_enter_read_alone(&reads, "say there");
 }
+
+/// A wrapper that reads the text and its Enter at once (starved, here stopped while the broker
+/// sends both) still writes the Enter on its own: the submit delay after it wrote the text
+/// itself (`clippy_wrapper::submit`, CONTRACTS/PROTOCOL.md `inject`).
+#[test]
+fn a_wrapper_that_reads_the_text_and_its_enter_at_once_still_writes_the_enter_on_its_own() {
+    let dir = TempDir::with_runtime("submit-starved");
+    let (_broker, wrapped, reads) = repl_session(&dir, "rz");
+
+    // The wrapper stopped: the broker writes the text, then (its submit delay later) the
+    // Enter into the wrapper's socket, and `send` is answered once both are sent.
+    wrapped
+        .child
+        .signal(nix::sys::signal::Signal::SIGSTOP)
+        .unwrap();
+    let out = ctl(&dir, &[], &["--json", "send", "rz", "say both", "--enter"]);
+    wrapped
+        .child
+        .signal(nix::sys::signal::Signal::SIGCONT)
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Both are read by the wrapper at once; the REPL still gets the Enter in a read of its own.
+    assert_enter_read_alone(&reads, "say both");
+    wrapped.wait_shown("answer: both", 1);
+}

@@ -22,6 +22,7 @@ use clippy_spool::{SpoolDir, SpoolWriter};
 use clippy_turn::{AgentHooks, DetectorConfig, TurnDetector};
 use clippy_wrapper::InputBacklog;
 use clippy_wrapper::handover::Handover;
+use clippy_wrapper::submit::SubmitSpacing;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
@@ -65,6 +66,9 @@ pub struct Options {
     /// No terminal at all (`clippy-ctl spawn`): the output goes to the spool and to attached
     /// clients only.
     pub detached: bool,
+    /// `broker.submit_delay_ms`: the least time between injected text written to the child
+    /// and the lone Enter that submits it (`clippy_wrapper::submit`).
+    pub submit_delay: Duration,
 }
 
 /// Why the session could not run. `Usage` errors exit 4, the others 1.
@@ -260,6 +264,7 @@ pub fn run(
         from_tap: from_tap_rx,
         handover: Handover::new(Instant::now()),
         pending_input: VecDeque::new(),
+        submit: SubmitSpacing::new(options.submit_delay),
         input_backlog,
         events: events.clone(),
         guard,
@@ -377,6 +382,9 @@ struct Session {
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
     /// front a PTY buffer at a time.
     pending_input: VecDeque<u8>,
+    /// The broker's injections before they join `pending_input`: an Enter that submits
+    /// injected text waits until the text was written and the submit delay passed.
+    submit: SubmitSpacing,
     /// The injected input waiting here and on its way here: over
     /// [`clippy_proto::INPUT_BACKLOG_LIMIT`] the sink thread is told (its link reports it to the
     /// broker, which then injects nothing more).
@@ -428,16 +436,30 @@ impl Session {
             let now = Instant::now();
             let idle_timeout = hangup_at.map(|at| at.saturating_duration_since(now));
             let handover_in = self.handover.wait_at_most(now);
+            let submit_in = self
+                .submit
+                .next_at()
+                .map(|at| at.saturating_duration_since(now));
             let timeout = if keys_waiting {
                 Some(Duration::ZERO)
             } else {
-                [idle_timeout, handover_in].into_iter().flatten().min()
+                [idle_timeout, handover_in, submit_in]
+                    .into_iter()
+                    .flatten()
+                    .min()
             };
             let mut polled = self.poll.poll(&mut events, timeout);
             if polled.is_ok() && events.is_empty() && self.handover.due(Instant::now()) {
                 self.flush_tap();
                 if !keys_waiting {
-                    polled = self.poll.poll(&mut events, idle_timeout);
+                    // A held Enter's time bounds this wait too.
+                    let now = Instant::now();
+                    let submit_in = self
+                        .submit
+                        .next_at()
+                        .map(|at| at.saturating_duration_since(now));
+                    let wait = [idle_timeout, submit_in].into_iter().flatten().min();
+                    polled = self.poll.poll(&mut events, wait);
                 }
             }
             if let Err(e) = polled {
@@ -506,6 +528,7 @@ impl Session {
                 }
             }
             self.tell_attached();
+            self.pace_injected()?;
             if let Some(status) = exited {
                 // Drain what the child left in the PTY, then go.
                 while self.read_child(&mut buf)? {}
@@ -611,7 +634,8 @@ impl Session {
             match command {
                 LoopCommand::Input(data) => {
                     self.input_backlog.taken(data.len());
-                    self.write_injected(data);
+                    self.submit.push(data);
+                    self.release_injected();
                 }
                 LoopCommand::Terminate => terminate = true,
                 LoopCommand::AgentReport(report) => {
@@ -758,6 +782,31 @@ impl Session {
                     self.tap.send(Tapped::Redraw { client, generation });
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Moves the broker's injections that may go now into the input queue
+    /// (`clippy_wrapper::submit`): a lone Enter after injected text only once the text was
+    /// written and the submit delay passed.
+    fn release_injected(&mut self) {
+        let now = Instant::now();
+        if self.pending_input.is_empty() {
+            self.submit.drained(now);
+        }
+        for data in self.submit.release(now) {
+            self.write_injected(data);
+        }
+    }
+
+    /// Once a loop: the time the injected text was written is noted, and an Enter held back
+    /// that is now due is written.
+    fn pace_injected(&mut self) -> Result<(), SessionError> {
+        let before = self.pending_input.len();
+        self.release_injected();
+        if self.pending_input.len() != before {
+            self.flush_input()?;
+            self.release_injected();
         }
         Ok(())
     }

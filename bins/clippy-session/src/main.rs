@@ -179,6 +179,7 @@ fn main() -> ExitCode {
         agent_hooks: settings.session.agent_hooks && !args.no_agent_hooks,
         no_history: args.no_history,
         detached: args.detached,
+        submit_delay: std::time::Duration::from_millis(settings.broker.submit_delay_ms),
     };
     match live::run(options, &mut ready) {
         Ok(status) => match status.signal() {

@@ -12,6 +12,8 @@
 //! - [`asciicast`] and [`replay`]: `--replay`, a recording read and fed to the detector as the
 //!   live tap feeds it.
 //! - [`session_id`]: session IDs from the time.
+//! - [`submit`]: the broker's injections in order, an Enter that submits injected text
+//!   written no sooner than the submit delay after the wrapper wrote the text.
 //!
 //! The tap's model, driven as the tap thread drives it:
 //!
@@ -61,6 +63,7 @@ pub mod preset;
 pub mod replay;
 pub mod session_id;
 pub mod shell_integration;
+pub mod submit;
 pub mod tap;
 
 pub use asciicast::CastError;
