@@ -226,6 +226,28 @@ fn notify_tells_turns_and_waits_rings_the_bell_follows_a_new_broker_and_ends_on_
             .into_iter()
             .find(|n| n["body"] == "after-restart")
     });
+    // The turn sh's wrapper re-sent to the new broker (it had written it to the old one) is
+    // no new completion: told once, before the restart, and completed once in the event stream
+    // (which reaches back across the restart), replayed once (CONTRACTS/ROUTING.md).
+    let hello: Vec<_> = notices(&out)
+        .into_iter()
+        .filter(|n| n["body"] == "hello-notify")
+        .collect();
+    assert_eq!(hello.len(), 1, "{hello:?}\n{}", text(&out));
+    let events = ok(
+        &dir,
+        &[],
+        &["--json", "events", "--since", "0", "--type", "turn"],
+    );
+    let of_hello = |kind: &str| {
+        events
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|e| e["type"] == kind && e["turn_id"] == told["turn_id"])
+            .count()
+    };
+    assert_eq!(of_hello("turn.completed"), 1, "{events}");
+    assert_eq!(of_hello("turn.replayed"), 1, "{events}");
 
     // Ctrl+C: a clean end.
     notify.signal(Signal::SIGINT);

@@ -173,6 +173,11 @@ struct SessionEntry {
     owner: ConnId,
     /// Its spool and mode, as the wrapper reports them.
     live: spool_ops::Live,
+    /// The turns up to this seq were announced before this registration: its wrapper wrote
+    /// them to a broker (an earlier one, restarted since) on an earlier connection
+    /// (`progress.announced_turns` in `register`). Re-sent, they are stored and served but are
+    /// no new completion: `turn.replayed`, not `turn.completed`, and no route hands them off.
+    replayed_through: u64,
 }
 
 /// A live connection.
@@ -994,6 +999,7 @@ impl State {
                     info,
                     owner: conn,
                     live: spool_ops::Live::default(),
+                    replayed_through: 0,
                 },
             );
             self.emit(record, out);
@@ -1003,6 +1009,10 @@ impl State {
         }
         if let Some(entry) = self.conns.get_mut(&conn) {
             entry.sessions.insert(session.clone());
+        }
+        // The turns the wrapper already wrote to a broker: re-sent now, they are no new ones.
+        if let Some(entry) = self.sessions.get_mut(&session) {
+            entry.replayed_through = progress.as_ref().map_or(0, |p| p.announced_turns);
         }
         let Some(entry) = self.sessions.get(&session) else {
             return Ok(Outcome::Reply(Message::Done { id }));
@@ -1107,10 +1117,17 @@ impl State {
                 },
                 out,
             );
-            let name = self.sessions.get(session).and_then(|e| e.info.name.clone());
+            let entry = self.sessions.get(session);
+            let name = entry.and_then(|e| e.info.name.clone());
+            let replayed = entry.is_some_and(|e| stored.turn_id().seq() <= e.replayed_through);
             self.emit(
                 EventRecord {
-                    kind: "turn.completed".into(),
+                    kind: if replayed {
+                        "turn.replayed"
+                    } else {
+                        "turn.completed"
+                    }
+                    .into(),
                     session: Some(session.to_owned()),
                     name,
                     turn_id: Some(stored.turn_id().to_string()),
@@ -1119,7 +1136,9 @@ impl State {
                 },
                 out,
             );
-            self.route_turn(&stored, out);
+            if !replayed {
+                self.route_turn(&stored, out);
+            }
             // An `exec` or a handoff into this session may have been waiting for this turn.
             self.wake(session, out);
             self.pump_inbox(session, out);

@@ -869,6 +869,42 @@ mod tests {
             pair
         }
 
+        /// A pair on a broker that `a` registers with after it wrote turns 1 to `announced`
+        /// to an earlier broker (restarted since), which announced them.
+        fn after_restart(announced: u64) -> Self {
+            let mut st = state();
+            let a = connect(&mut st, 1, Role::Wrapper);
+            let registered = st.handle(
+                a,
+                Message::Register {
+                    id: 2,
+                    session: crate::tests::info("a", None, false),
+                    progress: Some(Progress {
+                        turns: announced,
+                        announced_turns: announced,
+                        ..Progress::default()
+                    }),
+                },
+                NOW,
+            );
+            assert!(
+                sent_to(&registered, a).contains(&Message::Done { id: 2 }),
+                "{registered:?}"
+            );
+            let b = wrapper(&mut st, 2, "b", None);
+            let client = connect(&mut st, 3, Role::Client);
+            let mut pair = Self {
+                st,
+                a,
+                b,
+                client,
+                b_progress: Progress::default(),
+                seq: 0,
+            };
+            pair.b_idle();
+            pair
+        }
+
         fn route(&mut self, spec: RouteSpec) -> RouteInfo {
             match req(
                 &mut self.st,
@@ -985,6 +1021,37 @@ mod tests {
             sent_to(&actions, pair.client).as_slice(),
             [Message::Subscribed { .. }]
         ));
+    }
+
+    #[test]
+    fn turns_re_sent_after_a_broker_restart_are_replayed_not_handed_off_again() {
+        let mut pair = Pair::after_restart(2);
+        subscribe(&mut pair);
+        pair.route(pair.spec());
+        // The wrapper re-sends the turns the earlier broker announced: stored and served, but
+        // `turn.replayed`, and nothing typed into b.
+        for content in ["old one", "old two"] {
+            let actions = pair.a_answers(content);
+            assert!(pair.typed_into_b(&actions).is_empty(), "{actions:?}");
+            assert_eq!(kinds(&actions), ["turn.replayed"]);
+        }
+        let turn = req(
+            &mut pair.st,
+            pair.client,
+            Message::GetTurn {
+                id: 9,
+                turn_id: "a:2".into(),
+                format: WireFormat::Raw,
+            },
+        );
+        assert!(
+            matches!(&turn, Message::Turn { content, .. } if content == b"old two"),
+            "{turn:?}"
+        );
+        // The first turn completed since: a new completion, handed off.
+        let actions = pair.a_answers("new");
+        assert_eq!(pair.typed_into_b(&actions), [b"text of new\r".to_vec()]);
+        assert_eq!(kinds(&actions), ["turn.completed", "route.handoff"]);
     }
 
     #[test]

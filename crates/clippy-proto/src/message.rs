@@ -134,6 +134,12 @@ pub struct Progress {
     /// turn up to here once it has recorded this seq.
     #[serde(default)]
     pub turns: u64,
+    /// In `register` only (0 in `progress`): the latest turn seq this wrapper wrote to a broker
+    /// before this connection, 0 for none. Re-sent after a reconnection, those turns were
+    /// announced already: the broker stores and serves them, emits `turn.replayed` for them
+    /// instead of `turn.completed`, and hands none of them off on a route again.
+    #[serde(default)]
+    pub announced_turns: u64,
     /// How many times a person typed into the session (not counting what the broker injected):
     /// routes count their hops from the last human input.
     #[serde(default)]

@@ -180,6 +180,7 @@ fn every_message() -> Vec<Message> {
                 prompt_inputs: 2,
                 keystrokes: 5,
                 turns: 1,
+                announced_turns: 0,
                 prompt_cursor: Some(100),
                 exit_code: Some(1),
                 cwd: Some("/home/me".into()),

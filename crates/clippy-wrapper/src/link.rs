@@ -163,6 +163,9 @@ pub struct Outbox {
     connecting: bool,
     /// The goodbye is written, or there was no connection to write it to.
     finished: bool,
+    /// The latest turn seq written to a connection: a broker announced it (told in the next
+    /// registration's `announced_turns`).
+    written_turns: u64,
 }
 
 fn turn_bytes(turn: &TurnData) -> usize {
@@ -183,6 +186,7 @@ impl Outbox {
             ending: None,
             connecting: false,
             finished: false,
+            written_turns: 0,
         }
     }
 
@@ -306,7 +310,11 @@ impl Outbox {
 
     /// What to send in `register` on a new connection: the session and its progress so far.
     pub fn registration(&self) -> (SessionInfo, Option<Progress>) {
-        (self.info.clone(), self.current_progress())
+        let progress = self.current_progress().map(|progress| Progress {
+            announced_turns: self.written_turns,
+            ..progress
+        });
+        (self.info.clone(), progress)
     }
 
     /// A new connection registered with `registered` (from [`Outbox::registration`]): queues
@@ -318,7 +326,11 @@ impl Outbox {
         for turn in self.held.clone() {
             let _ = self.push(Pending::Turn(turn));
         }
-        if self.current_progress() != registered.1 {
+        let registered_progress = registered.1.clone().map(|progress| Progress {
+            announced_turns: 0,
+            ..progress
+        });
+        if self.current_progress() != registered_progress {
             let _ = self.push(Pending::Progress);
         }
         if self.info.bracketed_paste != registered.0.bracketed_paste {
@@ -359,6 +371,7 @@ impl Outbox {
         let id = 1;
         Next::Write(Box::new(match pending {
             Pending::Turn(turn) => {
+                self.written_turns = self.written_turns.max(turn.seq);
                 self.unsent_turns -= 1;
                 self.unsent_bytes -= turn_bytes(&turn);
                 Message::TurnCompleted {
