@@ -41,6 +41,9 @@ const SIGNALS: Token = Token(2);
 const INJECT: Token = Token(3);
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
+/// How much of the child's output is read in one go before the loop looks at its other sources
+/// (the terminal's keys, attached clients, signals, the broker) again.
+const READ_BUDGET: usize = 256 * 1024;
 /// How long the child has to go after a SIGTERM is forwarded to it before the wrapper hangs up
 /// its terminal (CONTRACTS/PTY.md, "Signals"): an interactive shell ignores SIGTERM.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -263,6 +266,7 @@ pub fn run(
         human_inputs: 0,
         from_tap: from_tap_rx,
         handover: Handover::new(Instant::now()),
+        output_pending: false,
         pending_input: VecDeque::new(),
         submit: SubmitSpacing::new(options.submit_delay),
         input_backlog,
@@ -379,6 +383,8 @@ struct Session {
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per
     /// batch), and when it goes (`clippy_wrapper::handover`).
     handover: Handover,
+    /// The last read of the child's output stopped at [`READ_BUDGET`]: more may wait.
+    output_pending: bool,
     /// Input (read from the user, or injected) that the child has not taken yet; taken from the
     /// front a PTY buffer at a time.
     pending_input: VecDeque<u8>,
@@ -440,7 +446,7 @@ impl Session {
                 .submit
                 .next_at()
                 .map(|at| at.saturating_duration_since(now));
-            let timeout = if keys_waiting {
+            let timeout = if keys_waiting || self.output_pending {
                 Some(Duration::ZERO)
             } else {
                 [idle_timeout, handover_in, submit_in]
@@ -451,7 +457,7 @@ impl Session {
             let mut polled = self.poll.poll(&mut events, timeout);
             if polled.is_ok() && events.is_empty() && self.handover.due(Instant::now()) {
                 self.flush_tap();
-                if !keys_waiting {
+                if !keys_waiting && !self.output_pending {
                     // A held Enter's time bounds this wait too.
                     let now = Instant::now();
                     let submit_in = self
@@ -527,6 +533,10 @@ impl Session {
                     self.read_attached(client)?;
                 }
             }
+            // The child's output left unread when the last read stopped at its budget.
+            if self.output_pending && exited.is_none() && !self.read_child(&mut buf)? {
+                return Ok(child.wait()?);
+            }
             self.tell_attached();
             self.pace_injected()?;
             if let Some(status) = exited {
@@ -557,9 +567,15 @@ impl Session {
         }
     }
 
-    /// Reads what the child wrote and passes it on. `false` once the child side is closed (or,
-    /// when draining, nothing more is there).
+    /// Reads what the child wrote and passes it on, until the PTY has nothing more or
+    /// [`READ_BUDGET`] was read (then `output_pending` says to read on after the other sources).
+    /// A read that finds the line discipline empty waits for what the kernel is still moving
+    /// there, so reading on takes the child's output in the largest pieces the PTY gives;
+    /// going back to `epoll_wait` after each read woke the loop for every piece (issue 29).
+    /// `false` once the child side is closed (or, when draining, nothing more is there).
     fn read_child(&mut self, buf: &mut [u8]) -> Result<bool, SessionError> {
+        self.output_pending = false;
+        let mut read = 0;
         loop {
             let n = match (&self.master).read(buf) {
                 Ok(0) => return Ok(false),
@@ -590,7 +606,9 @@ impl Session {
             if full {
                 self.flush_tap();
             }
-            if n < buf.len() {
+            read += n;
+            if read >= READ_BUDGET {
+                self.output_pending = true;
                 return Ok(true);
             }
         }

@@ -93,6 +93,35 @@ fn output_reaches_the_terminal_unmodified() {
     assert_bytes_eq(&actual, &expected, "output through clippy-session");
 }
 
+/// A key typed while the child floods the terminal reaches it long before the flood would have
+/// ended: the byte loop reads the child's output in portions and reads the terminal between them,
+/// however fast the output comes (CONTRACTS/PTY.md, "Throughput").
+#[test]
+fn a_key_typed_during_a_flood_reaches_the_child() {
+    let dir = test_dir();
+    let flood = program("keys_in_flood.py");
+    // Far more output than a portion: the child stops at the first key, or here.
+    let limit = 64 << 20;
+    let mut term = Spawn::wrapper(
+        &dir,
+        ["--no-broker", "--", python(), s(&flood), &limit.to_string()],
+    )
+    .start();
+    term.expect("flood> ");
+    term.expect("a key is on its way");
+    term.send("k");
+    let at = term.expect(" bytes\r\n");
+    let output = term.output();
+    let report = String::from_utf8_lossy(&output[..at]);
+    let report = report.rsplit("\r\n").next().unwrap_or_default().to_owned();
+    assert!(
+        report.starts_with("GOT KEY after "),
+        "the key reached the child during the flood: {report:?}"
+    );
+    term.send("x");
+    assert_eq!(term.wait_exit(), ExitStatus::Exited(0));
+}
+
 /// Every byte typed on the user's terminal reaches a raw-mode child unchanged: control keys
 /// (Ctrl+C is a byte, not a signal, for a raw-mode program), escape sequences, NUL, CR, UTF-8 and
 /// every other byte value.
