@@ -489,6 +489,7 @@ impl FakeWrapper {
             id,
             session: info,
             progress: None,
+            resends: false,
         })? {
             Message::Done { .. } => Ok(FakeWrapper {
                 client,

@@ -14,7 +14,8 @@
 //! - **Failures.** A turn lost or corrupt, a marker skipped, a request failing on the wire or
 //!   refused for another reason than `no_turn`, an empty relay buffer, a timed-out wait or a
 //!   busy sink; a wrapper connection the broker lost (its log says the session went); memory
-//!   over its bound.
+//!   over its bound; with the history store on, a completed turn not in the store once it has
+//!   caught up (up to 60 s after the load), or records `history_status` says were not stored.
 //! - **Clients.** `clients` threads, one broker connection each, issue `list_sessions`,
 //!   `get_turn`, `capture`, `paste` (into the sink), `wait_for` and `read` in turn, as fast as
 //!   they can. Client `c` waits with the regex `MARK-\d+\.` on session `c mod sessions`, always
@@ -210,6 +211,11 @@ pub struct Report {
     pub turns_lost: u64,
     /// Sessions whose last completed turn never reached the broker.
     pub stalled_sessions: u64,
+    /// With the history store on: turns in the store at the end (after it caught up), and
+    /// what `history_status` says is wrong (records not stored), if anything.
+    pub history_stored: Option<u64>,
+    /// `history_status`'s problem at the end, if any.
+    pub history_problem: Option<String>,
     /// `get_turn` replies whose content was not the burst their id names.
     pub turns_corrupt: u64,
     /// `wait_for` matches that skipped or repeated a marker.
@@ -279,6 +285,22 @@ impl Report {
                 self.links_dropped
             ));
         }
+        if let Some(problem) = self
+            .history_problem
+            .as_ref()
+            .filter(|p| p.contains("not stored"))
+        {
+            out.push(format!("the history store: {problem}"));
+        }
+        if let Some(stored) = self.history_stored
+            && stored < self.turns_completed
+        {
+            out.push(format!(
+                "{} of {} completed turns are not in the history store",
+                self.turns_completed - stored,
+                self.turns_completed
+            ));
+        }
         for (op, stats) in &self.ops {
             if stats.failures > 0 {
                 out.push(format!(
@@ -346,6 +368,8 @@ impl Report {
             "turns_completed": self.turns_completed,
             "turns_checked": self.turns_checked,
             "turns_lost": self.turns_lost,
+            "history_stored": self.history_stored,
+            "history_problem": self.history_problem,
             "turns_corrupt": self.turns_corrupt,
             "stalled_sessions": self.stalled_sessions,
             "links_dropped": self.links_dropped,
@@ -449,6 +473,16 @@ impl Report {
             self.wait_skipped,
             self.links_dropped,
         );
+        if let Some(stored) = self.history_stored {
+            let _ = writeln!(
+                out,
+                "History store: **{stored}** turns stored of {} completed; {}.",
+                self.turns_completed,
+                self.history_problem
+                    .as_deref()
+                    .unwrap_or("nothing left out")
+            );
+        }
         if !self.broker_log.is_empty() {
             out.push_str("\nFrom the broker's log:\n\n```\n");
             for line in &self.broker_log {
@@ -1187,6 +1221,28 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
                     ));
                 }
             }
+        }
+    }
+    if config.history {
+        // Every completed turn in the store, once it has caught up (a store behind holds the
+        // wrappers' acknowledgements and asks for the turns again: none may be left out).
+        let mut info = None;
+        let _ = wait_until(
+            "the history store to hold every completed turn",
+            Duration::from_secs(60),
+            || {
+                let state = match control.request(|rid| Message::HistoryStatus { id: rid })? {
+                    Message::HistoryState { history, .. } => history,
+                    other => return Err(format!("history_status answered {other:?}").into()),
+                };
+                let done = state.turns >= report.turns_completed;
+                info = Some(state);
+                Ok(done)
+            },
+        );
+        if let Some(state) = info {
+            report.history_stored = Some(state.turns);
+            report.history_problem = state.problem;
         }
     }
     let (links_dropped, notable) = broker_log_notes(&world.dir.path().join("broker.log"));

@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -21,70 +20,38 @@ use clippy_proto::{
 use mio::Waker;
 
 use crate::log::Level;
-use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord};
+use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord, history_weight};
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
-/// Bytes of records queued for the store at most (turns' content, text and message; other
-/// records count 512 bytes each): past it, the records that arrive are not stored until the
-/// store has caught up, so a store slower than the sessions costs a bounded amount of memory.
-pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
-/// What a record other than a turn counts for in the backlog ([`MAX_BACKLOG`] says 512).
-const SMALL_RECORD: usize = 512;
 /// The history thread's scheduling priority (nice): below the event loop and the sessions, so
 /// under load the store falls behind rather than slowing requests.
 const NICE: i32 = 10;
 
-/// What the event loop and the history thread share about the records between them.
-#[derive(Debug, Default)]
-pub struct Backlog {
-    /// Bytes queued ([`weight`] of each record), not yet written.
-    queued: AtomicUsize,
-    /// Records the event loop did not queue because the backlog was full.
-    skipped: AtomicU64,
+/// A test's hold on the history thread: when set to a FIFO's path, the thread reads one byte
+/// from it before each batch of jobs (`o`: from then on, never again), so a test can stall the
+/// store and let it go at points it chooses, with no clock involved. Unset in normal use.
+pub const TEST_GATE_ENV: &str = "CLIPPY_BROKER_TEST_HISTORY_GATE";
+
+/// The gate of [`TEST_GATE_ENV`], if the environment names one (opened for reading and
+/// writing, so opening never waits for a writer).
+fn test_gate() -> Option<std::fs::File> {
+    let path = std::env::var_os(TEST_GATE_ENV)?;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .ok()
 }
 
-impl Backlog {
-    /// Counts `record` in, unless that would pass [`MAX_BACKLOG`]: then `false`, and it is
-    /// counted as skipped.
-    pub fn admit(&self, record: &HistoryRecord) -> bool {
-        let weight = weight(record);
-        let queued = self.queued.load(Ordering::Relaxed);
-        if queued + weight > MAX_BACKLOG {
-            self.skipped.fetch_add(1, Ordering::Relaxed);
-            return false;
+/// Waits at the test gate, if there is one; closes it for good on `o` or an error.
+fn pass_gate(gate: &mut Option<std::fs::File>) {
+    use std::io::Read;
+    if let Some(file) = gate {
+        let mut byte = [0u8];
+        if !matches!(file.read(&mut byte), Ok(1)) || byte[0] == b'o' {
+            *gate = None;
         }
-        self.queued.fetch_add(weight, Ordering::Relaxed);
-        true
-    }
-
-    /// `record` was written (or failed to be): it no longer counts.
-    fn done(&self, record: &HistoryRecord) {
-        let weight = weight(record);
-        // Saturating: the event loop only ever adds what this takes away.
-        let _ = self
-            .queued
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
-                Some(q.saturating_sub(weight))
-            });
-    }
-
-    /// Records not stored because the store fell behind, since the broker started.
-    pub fn skipped(&self) -> u64 {
-        self.skipped.load(Ordering::Relaxed)
-    }
-}
-
-/// What a record weighs in the backlog.
-fn weight(record: &HistoryRecord) -> usize {
-    match record {
-        HistoryRecord::Turn { record, .. } => {
-            record.content().len()
-                + record.text().len()
-                + record.message().map_or(0, str::len)
-                + SMALL_RECORD
-        }
-        _ => SMALL_RECORD,
     }
 }
 
@@ -99,6 +66,9 @@ pub enum HistoryOutput {
     Reply(ConnId, Message),
     /// Log this.
     Log(Level, String),
+    /// Records weighing this much ([`history_weight`]) were written, or failed to be: the
+    /// state machine's backlog is that much lighter.
+    Written(usize),
 }
 
 /// The limits the store is kept to.
@@ -140,7 +110,6 @@ pub fn open(dir: PathBuf) -> Result<Opened, HistoryError> {
 pub fn run(
     opened: Opened,
     limits: Limits,
-    backlog: Arc<Backlog>,
     jobs: &Receiver<HistoryJob>,
     output: &Sender<HistoryOutput>,
     waker: &Arc<Waker>,
@@ -148,7 +117,6 @@ pub fn run(
     // Best effort: at worst the store competes with the sessions as an equal.
     clippy_pty::lower_this_thread(NICE);
     let mut worker = Worker {
-        backlog,
         store: opened.store,
         dir: opened.dir,
         limits,
@@ -158,7 +126,9 @@ pub fn run(
         last_prune: None,
     };
     worker.prune();
+    let mut gate = test_gate();
     while let Ok(first) = jobs.recv() {
+        pass_gate(&mut gate);
         // Whatever queued up behind the first job goes with it: records in one transaction.
         let mut batch = vec![first];
         loop {
@@ -182,7 +152,6 @@ pub fn run(
 }
 
 struct Worker {
-    backlog: Arc<Backlog>,
     store: Store,
     dir: PathBuf,
     limits: Limits,
@@ -206,6 +175,7 @@ impl Worker {
                     }
                     records.push(record);
                 }
+                HistoryJob::Ack(conn, reply) => acks.push((conn, reply)),
                 HistoryJob::Query { conn, id, query } => {
                     self.write(&mut records, &mut acks);
                     let reply = self.answer(id, query);
@@ -219,6 +189,9 @@ impl Worker {
     /// Stores `records` in one transaction, then sends the acknowledgements.
     fn write(&mut self, records: &mut Vec<HistoryRecord>, acks: &mut Vec<(ConnId, Message)>) {
         if records.is_empty() {
+            for (conn, reply) in acks.drain(..) {
+                self.send(HistoryOutput::Reply(conn, reply));
+            }
             return;
         }
         let owned: Vec<HistoryRecord> = std::mem::take(records);
@@ -263,12 +236,12 @@ impl Worker {
                 self.problem = Some(problem);
             }
         }
-        for record in &owned {
-            self.backlog.done(record);
-        }
         for (conn, reply) in acks.drain(..) {
             self.send(HistoryOutput::Reply(conn, reply));
         }
+        self.send(HistoryOutput::Written(
+            owned.iter().map(history_weight).sum(),
+        ));
     }
 
     fn answer(&mut self, id: u32, query: HistoryQuery) -> Message {
@@ -376,7 +349,7 @@ impl Worker {
                     Err(e) => failed(e),
                 }
             }
-            HistoryQuery::Status => match self.store.stats() {
+            HistoryQuery::Status { skipped, holding } => match self.store.stats() {
                 Ok(stats) => Message::HistoryState {
                     id,
                     history: HistoryInfo {
@@ -385,14 +358,10 @@ impl Worker {
                         turns: stats.turns,
                         events: stats.events,
                         bytes: stats.bytes,
-                        problem: self.problem.clone().or_else(|| {
-                            let skipped = self.backlog.skipped();
-                            (skipped > 0).then(|| {
-                                format!(
-                                    "{skipped} records (turns and events) not stored since the broker started: the store fell behind the sessions"
-                                )
-                            })
-                        }),
+                        problem: self
+                            .problem
+                            .clone()
+                            .or_else(|| status_problem(skipped, holding)),
                     },
                 },
                 Err(e) => failed(e),
@@ -499,6 +468,21 @@ fn passes(filter: &[String], kind: &str) -> bool {
                     .split_once('.')
                     .is_some_and(|(category, _)| category == f)
         })
+}
+
+/// What `history_status` says of the backlog when the store takes writes.
+fn status_problem(skipped: u64, holding: bool) -> Option<String> {
+    match (skipped, holding) {
+        (0, false) => None,
+        (0, true) => Some(
+            "the store is behind the sessions: turns are acknowledged once it has stored them"
+                .to_owned(),
+        ),
+        (n, _) => Some(format!(
+            "{n} records (turns and events) not stored since the broker started: the store fell \
+             behind the sessions"
+        )),
+    }
 }
 
 /// The store's row for a record (`text`: an event's JSON, a turn's id).

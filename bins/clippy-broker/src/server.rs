@@ -34,7 +34,7 @@ use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use std::os::fd::AsRawFd;
 
 use crate::error::BrokerError;
-use crate::history::{self, Backlog, HistoryOutput};
+use crate::history::{self, HistoryOutput};
 use crate::log::{Level, Logger};
 use crate::startup::remove_socket;
 use clippy_broker_core::{Action, ConnId, Delivery, HistoryJob, HistoryRecord, State};
@@ -149,10 +149,6 @@ pub struct Server {
     /// The history store's thread, when the broker keeps history.
     history: Option<mpsc::Sender<HistoryJob>>,
     history_done: mpsc::Receiver<HistoryOutput>,
-    /// What is queued for the history thread, bounded.
-    backlog: Arc<Backlog>,
-    /// Whether records are being skipped for a full backlog (logged once per episode).
-    history_behind: bool,
     /// The clipboard owner's thread, started on the first clipboard delivery.
     clipboard: crate::clipboard::ClipboardOwner,
     conns: HashMap<ConnId, Conn>,
@@ -211,16 +207,14 @@ impl Server {
         let (done_tx, done) = mpsc::channel::<FileDone>();
         let clipboard = crate::clipboard::ClipboardOwner::new(done_tx.clone(), Arc::clone(&waker));
         let (history_tx, history_done) = mpsc::channel::<HistoryOutput>();
-        let backlog = Arc::new(Backlog::default());
         let history = match store {
             Some((opened, limits)) => {
                 let (jobs, job_rx) = mpsc::channel::<HistoryJob>();
                 let waker = Arc::clone(&waker);
-                let backlog = Arc::clone(&backlog);
                 std::thread::Builder::new()
                     .name("clippy-broker-history".into())
                     .spawn(move || {
-                        history::run(opened, limits, backlog, &job_rx, &history_tx, &waker);
+                        history::run(opened, limits, &job_rx, &history_tx, &waker);
                     })
                     .map_err(BrokerError::io("cannot start the history thread"))?;
                 Some(jobs)
@@ -241,8 +235,6 @@ impl Server {
             done,
             history,
             history_done,
-            backlog,
-            history_behind: false,
             clipboard,
             conns: HashMap::new(),
             next_conn: FIRST_CONN,
@@ -877,40 +869,9 @@ impl Server {
     }
 
     /// Hands `job` to the history thread; if that thread is gone, answers what waits on it
-    /// (turns are acknowledged, queries refused) so nothing hangs.
+    /// (turns are acknowledged, queries refused) so nothing hangs. What is queued is bounded by
+    /// the state machine (`clippy_broker_core`), which holds turns while the store is behind.
     fn history_job(&mut self, job: HistoryJob, queue: &mut VecDeque<Action>) {
-        // A store that has fallen far behind gets no more records until it catches up (its
-        // backlog is memory); a turn is acknowledged at once then.
-        if let HistoryJob::Record(record) = &job
-            && self.history.is_some()
-        {
-            let admitted = self.backlog.admit(record);
-            if admitted == self.history_behind {
-                self.history_behind = !admitted;
-                let (level, line) = if admitted {
-                    (
-                        Level::Info,
-                        "history: the store caught up; records are stored again",
-                    )
-                } else {
-                    (
-                        Level::Warn,
-                        "history: the store fell 32 MiB behind the sessions; records are not stored until it catches up",
-                    )
-                };
-                self.log.log(level, line);
-            }
-            if !admitted {
-                if let HistoryJob::Record(HistoryRecord::Turn {
-                    ack: Some((conn, reply)),
-                    ..
-                }) = job
-                {
-                    self.send(conn, &reply, queue);
-                }
-                return;
-            }
-        }
         let job = match &self.history {
             Some(jobs) => match jobs.send(job) {
                 Ok(()) => return,
@@ -920,6 +881,7 @@ impl Server {
                         "the history thread is gone: history is not stored any more",
                     );
                     self.history = None;
+                    queue.extend(self.state.history_gone());
                     job
                 }
             },
@@ -929,7 +891,8 @@ impl Server {
             HistoryJob::Record(HistoryRecord::Turn {
                 ack: Some((conn, reply)),
                 ..
-            }) => {
+            })
+            | HistoryJob::Ack(conn, reply) => {
                 self.send(conn, &reply, queue);
             }
             HistoryJob::Record(_) => {}
@@ -953,6 +916,9 @@ impl Server {
                     self.send(conn, &message, &mut queue);
                 }
                 HistoryOutput::Log(level, line) => self.log.log(level, &line),
+                HistoryOutput::Written(weight) => {
+                    queue.extend(self.state.history_written(weight, self.now_ms()));
+                }
             }
         }
         self.apply(queue.into());

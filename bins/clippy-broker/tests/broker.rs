@@ -377,6 +377,7 @@ fn every_request_error_reason_is_produced() {
         id,
         session: session_info("aaa", None, false),
         progress: None,
+        resends: false,
     });
     assert_eq!(reason, ErrorReason::DuplicateSession);
     // not_allowed: wrapper messages from a client, a second hello, a reply sent to the broker.
@@ -384,6 +385,7 @@ fn every_request_error_reason_is_produced() {
         id,
         session: session_info("ccc", None, false),
         progress: None,
+        resends: false,
     });
     assert_eq!(reason, ErrorReason::NotAllowed);
     let (reason, _) = refused(&mut client, |id| Message::Hello {

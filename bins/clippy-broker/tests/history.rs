@@ -315,3 +315,153 @@ fn a_store_on_a_full_disk_loses_no_live_turn() {
     status_until(&mut client, "the problem cleared", |s| s.problem.is_none());
     assert!(stored(&mut client).contains(&format!("aaa:{seq}")));
 }
+
+/// The broker's peak resident memory (`VmHWM`), KiB.
+fn peak_kib(pid: u32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_stalled_store_holds_acknowledgements_and_stores_every_turn_once_it_catches_up() {
+    use std::collections::BTreeSet;
+    use std::io::Write as _;
+
+    use clippy_proto::Role;
+    use common::{Raw, session_info, turn};
+
+    // The history thread waits at a FIFO before each batch: closed, the store is stalled.
+    let runtime = runtime_dir();
+    let gate_path = runtime.path().join("history-gate");
+    nix::unistd::mkfifo(&gate_path, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let mut args = keep_for_ever(&runtime);
+    args.extend(["--ring-depth".into(), "4".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let broker = Broker::start_with(
+        runtime,
+        &args,
+        &[(clippy_broker::history::TEST_GATE_ENV, &gate_path)],
+    );
+    // Opening for writing waits for the broker's end: its history thread is up then.
+    let mut gate = fs::OpenOptions::new()
+        .write(true)
+        .open(&gate_path)
+        .expect("the gate");
+    let mut client = broker.client();
+    let before = peak_kib(broker.pid());
+
+    let mut wrapper = Raw::hello(&broker.socket, Role::Wrapper);
+    wrapper.send(&Message::Register {
+        id: 2,
+        session: session_info("stall", None, false),
+        progress: None,
+        resends: true,
+    });
+    assert_eq!(wrapper.recv(), Some(Message::Done { id: 2 }));
+    // 120 MiB of turns, 2 MiB each, while the store writes nothing.
+    const TURNS: u64 = 60;
+    let content = vec![b'c'; 1 << 20];
+    let text = "t".repeat(1 << 20);
+    let completed = |seq: u64| Message::TurnCompleted {
+        id: 3,
+        session: "stall".into(),
+        turn: turn(seq, &content, &text),
+    };
+    for seq in 1..=TURNS {
+        wrapper.send(&completed(seq));
+    }
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let sessions = match client.request(|id| Message::ListSessions { id }) {
+            Ok(Message::Sessions { sessions, .. }) => sessions,
+            other => panic!("{other:?}"),
+        };
+        if sessions
+            .iter()
+            .any(|s| s.last_turn_id.as_deref() == Some("stall:60"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the turns did not reach the broker"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Nothing acknowledged while nothing is stored.
+    wrapper.stream.set_nonblocking(true).expect("non-blocking");
+    let mut byte = [0u8; 1];
+    assert!(
+        std::io::Read::read(&mut wrapper.stream, &mut byte).is_err(),
+        "nothing is acknowledged while the store writes nothing"
+    );
+    wrapper.stream.set_nonblocking(false).expect("blocking");
+    // The event loop says so (history_status would wait for the stalled thread).
+    assert!(
+        broker
+            .stderr()
+            .contains("turns are acknowledged once it has caught up"),
+        "{}",
+        broker.stderr()
+    );
+    // Bounded: what waits for the store (12 MiB of turns at most) and a ring of 4 turns, not
+    // the 120 MiB sent.
+    let grown_mib = peak_kib(broker.pid()).saturating_sub(before) / 1024;
+    assert!(
+        grown_mib < 80,
+        "the broker grew by {grown_mib} MiB while its store was stalled"
+    );
+
+    // The store goes on. The turns it had queued are acknowledged, the held ones asked for
+    // again, a portion at a time; the wrapper sends those it has no acknowledgement for, as
+    // often as asked.
+    gate.write_all(b"o").expect("open the gate");
+    let mut unacked: BTreeSet<u64> = (1..=TURNS).collect();
+    let mut asked = 0;
+    let mut next_asked = None;
+    // A turn here weighs 2 MiB and a little more: a portion is as many as fit the budget.
+    let portion = (clippy_broker_core::RESEND_BUDGET / (2 << 20)) as u64;
+    while !unacked.is_empty() {
+        match wrapper.recv() {
+            Some(Message::TurnRecorded { turn_id, .. }) => {
+                let seq: u64 = turn_id
+                    .strip_prefix("stall:")
+                    .and_then(|s| s.parse().ok())
+                    .expect("a turn id");
+                unacked.remove(&seq);
+            }
+            Some(Message::ResendTurns { from, to, .. }) => {
+                asked += 1;
+                if asked == 1 {
+                    // What was acknowledged before the first request is exactly what came
+                    // before the held turns.
+                    assert_eq!(unacked, (from..=TURNS).collect(), "from {from}");
+                }
+                // Oldest first, each held turn once, never more than the budget at once.
+                assert_eq!(next_asked.unwrap_or(from), from, "asked in order");
+                assert!(
+                    to >= from && to - from < portion,
+                    "asked for {from} to {to}"
+                );
+                next_asked = Some(to + 1);
+                for seq in unacked.clone().range(from..=to) {
+                    wrapper.send(&completed(*seq));
+                }
+            }
+            other => panic!("{other:?} with {unacked:?} unacknowledged"),
+        }
+    }
+    assert!(asked >= 1, "turns were held");
+    let stored = stored(&mut client);
+    assert_eq!(stored.len(), 60, "{stored:?}");
+    assert_eq!(history_status(&mut client).problem, None);
+    assert!(
+        broker.stderr().contains("the wrappers are asked to send"),
+        "{}",
+        broker.stderr()
+    );
+}

@@ -3,17 +3,20 @@
 //!
 //! The sink thread hands its reports to the link and never waits on the broker. What is still to
 //! be written waits in an [`Outbox`] (`clippy_wrapper::link`: what to write, in what order,
-//! what to hold for a replay, no I/O in it); the link thread owns the connection: it connects
+//! what to keep until acknowledged, no I/O in it); the link thread owns the connection: it connects
 //! (starting a broker if asked), registers with the session's progress so far, replays the
-//! turns it holds (the broker accepts a re-sent turn idempotently, so turn ids stay stable),
-//! writes, and reconnects with backoff. A reader thread per connection passes the broker's
-//! commands on and drops its replies.
+//! turns it keeps (every one not acknowledged yet, and the newest 32; the broker accepts a
+//! re-sent turn idempotently, so turn ids stay stable), writes, and reconnects with backoff. A
+//! reader thread per connection passes the broker's commands on, hands the outbox the
+//! acknowledgements (`turn_recorded`: the turn is in the broker's history store) and the
+//! requests to send turns again (`resend_turns`: a store that was behind caught up), and drops
+//! the other replies.
 //!
 //! A broker that is only slow — two busy cores, a long scan — is waited for, never dropped:
 //! writes have no timeout, and progress reports queued behind a slow write collapse into one.
 //! The connection is given up when the broker closes it, a write fails, or more is unsent than
 //! the outbox allows (`clippy_wrapper::link::UNSENT_TURNS` turns or `UNSENT_BYTES` bytes); the
-//! next connection then starts again from the held turns.
+//! next connection then starts again from the turns kept.
 //!
 //! A `--ready-fd` pipe (`clippy-ctl spawn`) is told once ([`Ready`]): `ready <session-id>` when
 //! the broker acknowledged the session's first `register`, or `error <message>` when the link
@@ -32,7 +35,9 @@ use clippy_proto::{
 };
 use clippy_wrapper::InputBacklog;
 pub use clippy_wrapper::link::{ExitReport, FromBroker};
-use clippy_wrapper::link::{Next, Outbox, Overflow, command_of, failed_line, ready_line};
+use clippy_wrapper::link::{
+    Next, Outbox, Overflow, ToOutbox, command_of, failed_line, ready_line, to_outbox,
+};
 
 /// The first wait before reconnecting; it doubles after every failed attempt.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
@@ -358,6 +363,7 @@ impl LinkThread {
             id: REGISTER_ID,
             session,
             progress,
+            resends: true,
         })?;
         let mut decoder = FrameDecoder::default();
         await_registered(&mut reader, &mut decoder, &self.to_sink, &self.backlog)?;
@@ -378,7 +384,16 @@ impl LinkThread {
         let reading = std::thread::Builder::new()
             .name("clippy-session-broker".into())
             .spawn(move || {
-                read_commands(reader, decoder, &to_sink, &backlog);
+                // An acknowledgement holds whichever connection it came on (the turn is in the
+                // store); a request to send turns again is for this connection only.
+                let outbox = |reply| {
+                    shared.update(|link| {
+                        if link.generation == generation || matches!(reply, ToOutbox::Recorded(_)) {
+                            link.outbox.take(reply);
+                        }
+                    });
+                };
+                read_commands(reader, decoder, &to_sink, &backlog, &outbox);
                 shared.update(|link| {
                     if link.generation == generation {
                         link.drop_connection();
@@ -521,23 +536,34 @@ fn await_registered(
 }
 
 /// Reads what the broker sends until the connection ends, starting with what `decoder` already
-/// holds: passes `inject`, `terminate` and `screen_request` on, drops replies.
+/// holds: passes `inject`, `terminate` and `screen_request` on, hands acknowledgements and
+/// `resend_turns` to `outbox`, drops other replies.
 fn read_commands(
     mut stream: UnixStream,
     mut decoder: FrameDecoder,
     to_sink: &Sender<crate::sink::SinkInput>,
     backlog: &InputBacklog,
+    outbox: &dyn Fn(ToOutbox),
 ) {
     let _ = stream.set_read_timeout(None);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         loop {
             let command = match decoder.next_frame() {
-                Ok(Some(payload)) => match decode(&payload).ok().and_then(command_of) {
-                    Some(command) => command,
-                    // Replies to what the link sent: nothing to do.
-                    None => continue,
-                },
+                Ok(Some(payload)) => {
+                    let Ok(message) = decode(&payload) else {
+                        continue;
+                    };
+                    if let Some(reply) = to_outbox(&message) {
+                        outbox(reply);
+                        continue;
+                    }
+                    match command_of(message) {
+                        Some(command) => command,
+                        // Other replies to what the link sent: nothing to do.
+                        None => continue,
+                    }
+                }
                 Ok(None) => break,
                 Err(_) => return,
             };
@@ -588,7 +614,7 @@ mod tests {
         let mut decoder = FrameDecoder::default();
         let backlog = InputBacklog::default();
         await_registered(&mut wrapper, &mut decoder, &tx, &backlog).expect("registered");
-        read_commands(wrapper, decoder, &tx, &backlog);
+        read_commands(wrapper, decoder, &tx, &backlog, &|_| {});
         let injected: Vec<Vec<u8>> = rx
             .try_iter()
             .map(|input| match input {
@@ -597,6 +623,39 @@ mod tests {
             })
             .collect();
         assert_eq!(injected, [b"first".to_vec(), b"second".to_vec()]);
+    }
+
+    #[test]
+    fn the_reader_hands_acknowledgements_and_requests_to_send_again_to_the_outbox() {
+        let recorded = Message::TurnRecorded {
+            id: 1,
+            turn_id: "s1:42".into(),
+        };
+        let resend = Message::ResendTurns {
+            id: 0,
+            session: "s1".into(),
+            from: 3,
+            to: 9,
+        };
+        let (mut broker, wrapper) = UnixStream::pair().expect("a socket pair");
+        broker
+            .write_all(&frames(&[recorded, inject(b"x"), resend]))
+            .expect("written");
+        drop(broker);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let got = Mutex::new(Vec::new());
+        read_commands(
+            wrapper,
+            FrameDecoder::default(),
+            &tx,
+            &InputBacklog::default(),
+            &|reply| got.lock().expect("lock").push(reply),
+        );
+        assert_eq!(
+            got.into_inner().expect("lock"),
+            [ToOutbox::Recorded(42), ToOutbox::Resend(3, 9)]
+        );
+        assert_eq!(rx.try_iter().count(), 1, "the inject is passed on");
     }
 
     #[test]

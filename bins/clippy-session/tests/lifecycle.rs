@@ -208,6 +208,7 @@ fn raw_wrapper(dir: &TempDir) -> Client {
                 no_history: false,
             },
             progress: None,
+            resends: false,
         })
         .unwrap();
     wrapper

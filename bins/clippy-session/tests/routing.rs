@@ -1296,6 +1296,7 @@ impl WireSession {
             id,
             session: info,
             progress: None,
+            resends: false,
         });
         assert!(matches!(reply, Ok(Message::Done { .. })), "{reply:?}");
         let mut wire = WireSession {

@@ -4,10 +4,83 @@
 //! itself is the I/O layer's: it runs the [`HistoryJob`]s on a thread of its own, in order, so a
 //! query sees every record asked for before it (`bins/clippy-broker/src/history.rs`).
 
+use std::collections::BTreeMap;
+
 use clippy_proto::{ErrorReason, EventRecord, Format, Message};
 use clippy_registry::TurnRecord;
 
 use super::{Action, ConnId, Outcome, Refusal, State, refuse};
+use crate::Level;
+
+/// Bytes of records on their way to the store at most (turns' content, text and message; other
+/// records count `SMALL_RECORD`, 512 bytes): past it, records that nobody can send again (events,
+/// sessions, turns of a wrapper that does not re-send) are not stored, so a stalled store costs
+/// a bounded amount of memory.
+pub const MAX_BACKLOG: usize = 32 * 1024 * 1024;
+/// Past this many bytes queued, the turns of wrappers that re-send are held: not queued, not
+/// acknowledged, asked for again once the store has caught up. The rest of [`MAX_BACKLOG`] is
+/// left to the events and sessions, which cannot be held.
+pub const HOLD_AT: usize = 12 * 1024 * 1024;
+/// Held turns are asked for again once the bytes queued are down to this.
+pub const RELEASE_AT: usize = 4 * 1024 * 1024;
+/// Held turns are asked for again in portions: a turn is asked for only while the bytes
+/// queued and the bytes asked for and not come yet stay within this (one turn at a time when
+/// a single turn weighs more). Asking every wrapper for all it holds at once had them arrive
+/// together, and the broker's memory held them all at once.
+pub const RESEND_BUDGET: usize = 6 * 1024 * 1024;
+/// Turns asked for that have not come this long after the session's latest ask or arrival
+/// are no longer counted in flight (the wrapper no longer keeps them, or is gone): the next
+/// portions are asked for. One that comes later is still stored.
+pub const RESEND_PATIENCE_MS: u64 = 30_000;
+/// What a record other than a turn counts for in the backlog.
+const SMALL_RECORD: usize = 512;
+
+/// What a record weighs in the backlog: a turn its bytes, anything else `SMALL_RECORD`.
+#[must_use]
+pub fn weight(record: &Record) -> usize {
+    match record {
+        Record::Turn { record, .. } => {
+            record.content().len()
+                + record.text().len()
+                + record.message().map_or(0, str::len)
+                + SMALL_RECORD
+        }
+        _ => SMALL_RECORD,
+    }
+}
+
+/// The records between the state machine and the store: how much is queued, whether turns are
+/// being held, and whose.
+#[derive(Debug, Default)]
+pub(super) struct Backlog {
+    /// Bytes queued ([`weight`]) and not yet reported written.
+    queued: usize,
+    /// Turns of re-sending wrappers are held until `queued` is down to [`RELEASE_AT`].
+    holding: bool,
+    /// Records are being left out (a full backlog): logged once per episode.
+    skipping: bool,
+    /// Records left out of the store since the broker started (and turns wrappers let go).
+    skipped: u64,
+    /// Bytes ([`weight`]) of the turns asked for again that have not come yet.
+    asked: usize,
+    /// Sessions that had a turn held, by id.
+    held: BTreeMap<String, Held>,
+}
+
+/// A session that had a turn held.
+#[derive(Debug, Clone, Default)]
+struct Held {
+    /// The lowest seq ever held: a turn sent again at or above it is stored (a copy already
+    /// stored is kept, the second ignored), one below is only acknowledged.
+    lowest: u64,
+    /// The turns held and not asked for yet: seq → weight.
+    owed: BTreeMap<u64, usize>,
+    /// The turns asked for again that have not come yet: seq → weight.
+    asked: BTreeMap<u64, usize>,
+    /// When a turn was last asked for or came (the state's clock): the asks still open are
+    /// given up [`RESEND_PATIENCE_MS`] after it.
+    since: u64,
+}
 
 /// What the history thread is asked to do, in order.
 // One lives per record or request on its way to the history thread, moved, never stored in
@@ -17,6 +90,10 @@ use super::{Action, ConnId, Outcome, Refusal, State, refuse};
 pub enum HistoryJob {
     /// Store this (with whatever else is queued, in one transaction).
     Record(Record),
+    /// Send this acknowledgement once every record queued before it is written (a turn sent
+    /// again that was stored, or is on its way: its `turn_recorded` never comes before its
+    /// commit).
+    Ack(ConnId, Message),
     /// Answer request `id` of `conn` from the store.
     Query {
         /// Who asked.
@@ -110,7 +187,13 @@ pub enum Query {
         session: Option<String>,
     },
     /// `history_status`.
-    Status,
+    Status {
+        /// Records left out of the store since the broker started (turns wrappers let go
+        /// included).
+        skipped: u64,
+        /// Whether turns' acknowledgements are held now (the store is behind).
+        holding: bool,
+    },
     /// `get_turn` of a turn no ring holds: by id, or a session's latest.
     Turn {
         /// `<session>:<seq>`, or a session id or name.
@@ -127,6 +210,19 @@ pub enum Query {
         /// Only these types or categories (all when empty).
         types: Vec<String>,
     },
+}
+
+/// `resend_turns` of `session`'s turns `from` to `to`, to its wrapper `owner`.
+fn resend(owner: ConnId, session: &str, from: u64, to: u64) -> Action {
+    Action::Send(
+        owner,
+        Message::ResendTurns {
+            id: 0,
+            session: session.to_owned(),
+            from,
+            to,
+        },
+    )
 }
 
 /// `history`'s default number of turns.
@@ -149,18 +245,10 @@ impl State {
         self.history_problem = Some(why);
     }
 
-    /// Records `record` when history is on and the session it is about keeps history.
+    /// Records `record` when history is on and the session it is about keeps history: queued
+    /// for the store, or — a turn while the store is behind — held (a wrapper that re-sends) or
+    /// left out (anything nobody can send again, once the backlog is full).
     pub(super) fn record(&mut self, record: Record, out: &mut Vec<Action>) {
-        if !self.history_on {
-            if let Record::Turn {
-                ack: Some((conn, reply)),
-                ..
-            } = record
-            {
-                out.push(Action::Send(conn, reply));
-            }
-            return;
-        }
         let session = match &record {
             Record::Session { session, .. } | Record::SessionEnded { session, .. } => {
                 Some(session.as_str())
@@ -168,7 +256,7 @@ impl State {
             Record::Turn { record, .. } => Some(record.turn_id().session()),
             Record::Event { event, .. } => event.session.as_deref(),
         };
-        if session.is_some_and(|s| self.unrecorded.contains(s)) {
+        if !self.history_on || session.is_some_and(|s| self.unrecorded.contains(s)) {
             if let Record::Turn {
                 ack: Some((conn, reply)),
                 ..
@@ -178,7 +266,306 @@ impl State {
             }
             return;
         }
+        let weight = weight(&record);
+        let behind = self.backlog.holding || self.backlog.queued + weight > HOLD_AT;
+        if let Record::Turn {
+            record: turn,
+            ack: Some((conn, _)),
+        } = &record
+            && behind
+            && self.resends(*conn, turn.turn_id().session())
+        {
+            self.hold(
+                turn.turn_id().session().to_owned(),
+                turn.turn_id().seq(),
+                weight,
+                out,
+            );
+            return;
+        }
+        if self.backlog.queued + weight > MAX_BACKLOG {
+            self.backlog.skipped += 1;
+            if !self.backlog.skipping {
+                self.backlog.skipping = true;
+                out.push(Action::Log(
+                    Level::Warn,
+                    "history: the store fell 32 MiB behind; events, sessions and the turns of \
+                     wrappers that do not re-send are not stored until it catches up"
+                        .into(),
+                ));
+            }
+            if let Record::Turn {
+                ack: Some((conn, reply)),
+                ..
+            } = record
+            {
+                out.push(Action::Send(conn, reply));
+            }
+            return;
+        }
+        self.backlog.queued += weight;
         out.push(Action::History(HistoryJob::Record(record)));
+    }
+
+    /// Whether `conn` owns `session` and said it re-sends turns when asked.
+    fn resends(&self, conn: ConnId, session: &str) -> bool {
+        self.sessions
+            .get(session)
+            .is_some_and(|entry| entry.owner == conn && entry.resends)
+    }
+
+    /// Holds turn `seq` of `session` (weighing `weight`): not stored, not acknowledged; asked
+    /// for again once the store has caught up.
+    fn hold(&mut self, session: String, seq: u64, weight: usize, out: &mut Vec<Action>) {
+        if !self.backlog.holding {
+            self.backlog.holding = true;
+            out.push(Action::Log(
+                Level::Warn,
+                format!(
+                    "history: the store is {} MiB behind the sessions; turns are acknowledged \
+                     once it has caught up and stored them",
+                    self.backlog.queued >> 20
+                ),
+            ));
+        }
+        let held = self.backlog.held.entry(session).or_insert(Held {
+            lowest: seq,
+            ..Held::default()
+        });
+        held.lowest = held.lowest.min(seq);
+        held.owed.insert(seq, weight);
+    }
+
+    /// Turn `seq` of `session` came (sent again or not): no longer owed nor in flight.
+    pub(super) fn turn_came(&mut self, session: &str, seq: u64) {
+        let Some(held) = self.backlog.held.get_mut(session) else {
+            return;
+        };
+        held.owed.remove(&seq);
+        if let Some(weight) = held.asked.remove(&seq) {
+            self.backlog.asked -= weight;
+            held.since = self.clock;
+        }
+    }
+
+    /// Turn `seq` of `session` came again (a `resend_turns`, or a wrapper sending what it had
+    /// no acknowledgement for): whether to store it (it may have been held) rather than only
+    /// acknowledge it.
+    pub(super) fn store_again(&self, session: &str, seq: u64) -> bool {
+        self.history_on
+            && !self.unrecorded.contains(session)
+            && self
+                .backlog
+                .held
+                .get(session)
+                .is_some_and(|held| seq >= held.lowest)
+    }
+
+    /// The acknowledgement of a turn sent again that is not stored again: after every record
+    /// queued before it, so it never comes before the first copy's commit.
+    pub(super) fn acknowledge_again(&self, conn: ConnId, reply: Message, out: &mut Vec<Action>) {
+        if self.history_on {
+            out.push(Action::History(HistoryJob::Ack(conn, reply)));
+        } else {
+            out.push(Action::Send(conn, reply));
+        }
+    }
+
+    /// The history thread wrote (or failed to write) records weighing `weight`: once the
+    /// backlog is down to [`RELEASE_AT`], turns are no longer held, and the held ones are
+    /// asked for again, a portion at a time ([`RESEND_BUDGET`]). `now_ms`: the time now (Unix
+    /// ms).
+    pub fn history_written(&mut self, weight: usize, now_ms: u64) -> Vec<Action> {
+        self.clock = self.clock.max(now_ms);
+        self.backlog.queued = self.backlog.queued.saturating_sub(weight);
+        let mut out = Vec::new();
+        if self.backlog.queued <= RELEASE_AT {
+            if self.backlog.skipping {
+                self.backlog.skipping = false;
+                out.push(Action::Log(
+                    Level::Info,
+                    "history: the store caught up; every record is stored again".into(),
+                ));
+            }
+            if self.backlog.holding {
+                self.backlog.holding = false;
+                let owed: usize = self.backlog.held.values().map(|h| h.owed.len()).sum();
+                out.push(Action::Log(
+                    Level::Info,
+                    format!(
+                        "history: the store caught up; the wrappers are asked to send {owed} \
+                         held turns again, a portion at a time"
+                    ),
+                ));
+            }
+        }
+        self.ask_again(&mut out);
+        out
+    }
+
+    /// Asks for the next portions of held turns, while the store is not behind and what is
+    /// queued and asked for stays within [`RESEND_BUDGET`] (a larger turn alone, once nothing
+    /// is asked for and the store is down to [`RELEASE_AT`]). Each session's turns are asked for oldest first, in runs of consecutive
+    /// seqs (`resend_turns`), the sessions one after the other.
+    fn ask_again(&mut self, out: &mut Vec<Action>) {
+        if self.backlog.holding || !self.history_on {
+            return;
+        }
+        for (session, held) in &mut self.backlog.held {
+            let Some(owner) = self.sessions.get(session).map(|entry| entry.owner) else {
+                continue;
+            };
+            let mut run: Option<(u64, u64)> = None;
+            while let Some((&seq, &weight)) = held.owed.first_key_value() {
+                let fits = self.backlog.queued + self.backlog.asked + weight <= RESEND_BUDGET;
+                // A turn too large to fit with what is queued goes alone, once the store is down
+                // to RELEASE_AT.
+                let alone = self.backlog.asked == 0 && self.backlog.queued <= RELEASE_AT;
+                if !fits && !alone {
+                    break;
+                }
+                held.owed.remove(&seq);
+                held.asked.insert(seq, weight);
+                held.since = self.clock;
+                self.backlog.asked += weight;
+                run = match run {
+                    Some((from, to)) if to + 1 == seq => Some((from, seq)),
+                    Some((from, to)) => {
+                        out.push(resend(owner, session, from, to));
+                        Some((seq, seq))
+                    }
+                    None => Some((seq, seq)),
+                };
+            }
+            if let Some((from, to)) = run {
+                out.push(resend(owner, session, from, to));
+            }
+            if !held.owed.is_empty() {
+                break;
+            }
+        }
+    }
+
+    /// When the asks still open are given up on, if any are.
+    pub(super) fn next_resend_deadline(&self) -> Option<u64> {
+        self.backlog
+            .held
+            .values()
+            .filter(|held| !held.asked.is_empty())
+            .map(|held| held.since.saturating_add(RESEND_PATIENCE_MS))
+            .min()
+    }
+
+    /// Gives up on the asks that got no turn for [`RESEND_PATIENCE_MS`] by `now_ms` (they
+    /// count in flight no more), and asks for the next portions.
+    pub(super) fn expire_resends(&mut self, now_ms: u64, out: &mut Vec<Action>) {
+        let mut given_up = 0;
+        for (session, held) in &mut self.backlog.held {
+            if held.asked.is_empty() || held.since.saturating_add(RESEND_PATIENCE_MS) > now_ms {
+                continue;
+            }
+            let weight: usize = held.asked.values().sum();
+            self.backlog.asked -= weight;
+            given_up += held.asked.len();
+            held.asked.clear();
+            out.push(Action::Log(
+                Level::Warn,
+                format!(
+                    "history: session {session}'s wrapper did not send again turns asked for \
+                     {} s ago: asking for the next ones",
+                    RESEND_PATIENCE_MS / 1000
+                ),
+            ));
+        }
+        if given_up > 0 {
+            self.ask_again(out);
+        }
+    }
+
+    /// The history thread is gone: nothing is recorded any more, and the held turns are asked
+    /// for again, all at once (they are only acknowledged, nothing is queued for them).
+    pub fn history_gone(&mut self) -> Vec<Action> {
+        self.history_on = false;
+        let held = std::mem::take(&mut self.backlog.held);
+        self.backlog = Backlog {
+            skipped: self.backlog.skipped,
+            ..Backlog::default()
+        };
+        let mut out = Vec::new();
+        for (session, held) in held {
+            let Some(owner) = self.sessions.get(&session).map(|entry| entry.owner) else {
+                continue;
+            };
+            let seqs = held.owed.keys().chain(held.asked.keys());
+            if let (Some(&from), Some(&to)) = (seqs.clone().min(), seqs.max()) {
+                out.push(resend(owner, &session, from, to));
+            }
+        }
+        out
+    }
+
+    /// A session is going: turns of it that were held and are still in its ring are queued
+    /// for the store as they are (its wrapper will not be asked for them; their bytes are the
+    /// ring's, which goes now). Held turns the ring no longer has are counted as left out.
+    pub(super) fn store_held_of(&mut self, session: &str, out: &mut Vec<Action>) {
+        let Some(held) = self.backlog.held.remove(session) else {
+            return;
+        };
+        self.backlog.asked -= held.asked.values().sum::<usize>();
+        let Ok(turns) = self.registry.list(session, None) else {
+            return;
+        };
+        let turns: Vec<TurnRecord> = turns
+            .filter(|t| t.turn_id().seq() >= held.lowest)
+            .cloned()
+            .collect();
+        let owed: std::collections::BTreeSet<u64> =
+            held.owed.keys().chain(held.asked.keys()).copied().collect();
+        if !owed.is_empty() {
+            let kept = turns
+                .iter()
+                .filter(|t| owed.contains(&t.turn_id().seq()))
+                .count() as u64;
+            let lost = (owed.len() as u64).saturating_sub(kept);
+            if lost > 0 {
+                self.backlog.skipped += lost;
+                out.push(Action::Log(
+                    Level::Warn,
+                    format!(
+                        "history: session {session} went with {lost} held turns its ring no \
+                         longer has: they are not stored"
+                    ),
+                ));
+            }
+        }
+        for record in turns.into_iter().rev() {
+            let job = Record::Turn { record, ack: None };
+            self.backlog.queued += weight(&job);
+            out.push(Action::History(HistoryJob::Record(job)));
+        }
+    }
+
+    /// A wrapper says it let `unkept` turns go in all before they were acknowledged (it
+    /// said `before` until now): counted as left out, and logged.
+    pub(super) fn turns_unkept(
+        &mut self,
+        session: &str,
+        before: u64,
+        unkept: u64,
+        out: &mut Vec<Action>,
+    ) {
+        if unkept <= before || !self.history_on || self.unrecorded.contains(session) {
+            return;
+        }
+        self.backlog.skipped += unkept - before;
+        out.push(Action::Log(
+            Level::Warn,
+            format!(
+                "history: session {session}'s wrapper let {} turns go before they were \
+                 acknowledged ({unkept} in all): they may be missing from the store",
+                unkept - before
+            ),
+        ));
     }
 
     /// `history`, `search`, `forget_history`, `history_status`.
@@ -269,7 +656,13 @@ impl State {
                     ));
                 }
             },
-            Message::HistoryStatus { id } => (id, Query::Status),
+            Message::HistoryStatus { id } => (
+                id,
+                Query::Status {
+                    skipped: self.backlog.skipped,
+                    holding: self.backlog.holding,
+                },
+            ),
             other => {
                 return Err(refuse(
                     ErrorReason::UnknownType,
@@ -341,8 +734,12 @@ impl State {
 mod tests {
     use clippy_proto::{Format, Message, Role, SessionInfo};
 
+    use std::collections::BTreeSet;
+
     use super::*;
-    use crate::tests::{NOW, connect, info, refused, sent_to, state, turn_data, wrapper};
+    use crate::tests::{
+        NOW, connect, info, refused, sent_to, state, state_with, turn_data, wrapper,
+    };
 
     fn jobs(actions: &[Action]) -> Vec<HistoryJob> {
         actions
@@ -359,7 +756,7 @@ mod tests {
             .into_iter()
             .filter_map(|job| match job {
                 HistoryJob::Record(record) => Some(record),
-                HistoryJob::Query { .. } => None,
+                HistoryJob::Query { .. } | HistoryJob::Ack(..) => None,
             })
             .collect()
     }
@@ -411,6 +808,7 @@ mod tests {
                 id: 2,
                 session,
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -445,10 +843,16 @@ mod tests {
             "{recorded:?}"
         );
 
-        // A re-send stores nothing and is acknowledged at once.
+        // A re-send stores nothing and is acknowledged behind the store's queue (after the
+        // first copy's commit).
         let actions = st.handle(w, turn_completed(1, "hello"), NOW);
-        assert!(jobs(&actions).is_empty());
-        assert_eq!(sent_to(&actions, w).len(), 1);
+        assert!(sent_to(&actions, w).is_empty(), "{actions:?}");
+        assert!(
+            matches!(jobs(&actions).as_slice(),
+                [HistoryJob::Ack(conn, Message::TurnRecorded { id: 9, turn_id })]
+                    if *conn == w && turn_id == "aaa:1"),
+            "{actions:?}"
+        );
 
         let actions = st.handle(
             w,
@@ -482,6 +886,7 @@ mod tests {
                 id: 2,
                 session,
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -510,6 +915,7 @@ mod tests {
                 id: 2,
                 session: info("aaa", None, false),
                 progress: None,
+                resends: false,
             },
             NOW,
         );
@@ -691,5 +1097,661 @@ mod tests {
             },
         );
         assert_eq!(reason, ErrorReason::InvalidArgument);
+    }
+
+    /// A broker keeping history whose turns may be as large as the backlog tests need.
+    fn big_state() -> State {
+        let mut st = state_with(8, 4 << 20);
+        st.enable_history(0);
+        st
+    }
+
+    /// Registers `session` on a new wrapper connection number `n`, re-sending or not.
+    fn register(st: &mut State, n: u64, session: &str, resends: bool) -> ConnId {
+        let w = connect(st, n, Role::Wrapper);
+        let actions = st.handle(
+            w,
+            Message::Register {
+                id: 2,
+                session: info(session, None, false),
+                progress: None,
+                resends,
+            },
+            NOW,
+        );
+        assert_eq!(sent_to(&actions, w), [Message::Done { id: 2 }]);
+        w
+    }
+
+    /// Turn `seq` of `session` with about 2 MiB of bytes (content and text).
+    fn big_turn(session: &str, seq: u64) -> Message {
+        Message::TurnCompleted {
+            id: 9,
+            session: session.into(),
+            turn: turn_data(seq, &"x".repeat(1 << 20)),
+        }
+    }
+
+    /// `resend_turns` as the broker sends it.
+    fn resend_turns(session: &str, from: u64, to: u64) -> Message {
+        Message::ResendTurns {
+            id: 0,
+            session: session.into(),
+            from,
+            to,
+        }
+    }
+
+    /// What `actions` queue for the store, weighed.
+    fn queued(actions: &[Action]) -> usize {
+        records(actions).iter().map(weight).sum()
+    }
+
+    /// The turns (session, seq) `actions` queue for the store, and with an acknowledgement.
+    fn stored_turns(actions: &[Action]) -> Vec<(String, u64, bool)> {
+        records(actions)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Turn { record, ack } => Some((
+                    record.turn_id().session().to_owned(),
+                    record.turn_id().seq(),
+                    ack.is_some(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn logs(actions: &[Action], level: Level) -> Vec<String> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Log(l, line) if *l == level => Some(line.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn past_the_bound_turns_are_held_unacknowledged_and_asked_for_again_once_the_store_caught_up() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        let mut weight_queued = 0;
+        let mut held = Vec::new();
+        for seq in 1..=8 {
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            weight_queued += queued(&actions);
+            assert!(
+                sent_to(&actions, w).is_empty(),
+                "never acknowledged at once"
+            );
+            if stored_turns(&actions).is_empty() {
+                held.push(seq);
+                // Live operation goes on: the turn is in the ring, its event recorded.
+                assert!(
+                    records(&actions).iter().any(
+                        |r| matches!(r, Record::Event { event, .. } if event.kind == "turn.completed")
+                    ),
+                    "{actions:?}"
+                );
+            } else {
+                assert_eq!(stored_turns(&actions), [("aaa".to_owned(), seq, true)]);
+            }
+            if seq == 6 {
+                assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+            }
+        }
+        // 5 turns of 2 MiB fit under HOLD_AT; from the 6th on they are held.
+        assert_eq!(held, [6, 7, 8]);
+        assert!(weight_queued <= HOLD_AT);
+
+        // The store writes some: not yet down to RELEASE_AT, still holding.
+        assert!(st.history_written(1 << 20, NOW).is_empty());
+        let actions = st.handle(w, big_turn("aaa", 9), NOW);
+        assert!(stored_turns(&actions).is_empty(), "still held");
+        // Down to RELEASE_AT: the held turns are asked for again, a portion that fits the
+        // budget with what is queued: here the first one only.
+        let actions = st.history_written(st.backlog.queued - RELEASE_AT, NOW);
+        assert_eq!(sent_to(&actions, w), [resend_turns("aaa", 6, 6)]);
+        // The store wrote what was queued: the next portion, within the budget.
+        let actions = st.history_written(RELEASE_AT, NOW);
+        assert_eq!(sent_to(&actions, w), [resend_turns("aaa", 7, 7)]);
+        // Nothing more while what was asked for has not come and been written.
+        assert!(sent_to(&st.history_written(0, NOW), w).is_empty());
+        let send_again = |st: &mut State, seq| {
+            // Sent again: stored, and acknowledged with the commit.
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            assert_eq!(stored_turns(&actions), [("aaa".to_owned(), seq, true)]);
+            assert!(sent_to(&actions, w).is_empty());
+            // Sent again, a turn announces nothing a second time.
+            assert!(
+                !records(&actions)
+                    .iter()
+                    .any(|r| matches!(r, Record::Event { .. })),
+                "{actions:?}"
+            );
+        };
+        send_again(&mut st, 6);
+        send_again(&mut st, 7);
+        // Written: the rest is asked for, in one run of seqs.
+        let actions = st.history_written(st.backlog.queued, NOW);
+        assert_eq!(sent_to(&actions, w), [resend_turns("aaa", 8, 9)]);
+        send_again(&mut st, 8);
+        send_again(&mut st, 9);
+        assert!(sent_to(&st.history_written(st.backlog.queued, NOW), w).is_empty());
+        // A turn below the held ones sent again is only acknowledged, behind the queue.
+        let actions = st.handle(w, big_turn("aaa", 3), NOW);
+        assert!(matches!(jobs(&actions).as_slice(), [HistoryJob::Ack(conn, _)] if *conn == w));
+        // New turns go straight to the store again.
+        let actions = st.handle(w, big_turn("aaa", 10), NOW);
+        assert_eq!(stored_turns(&actions), [("aaa".to_owned(), 10, true)]);
+    }
+
+    /// Wrappers that keep their turns until acknowledged and send again, in order, what they
+    /// are asked for, and a store that writes the jobs queued for it, oldest first, when told:
+    /// the state machine between them, stepped by hand.
+    struct Sim {
+        st: State,
+        /// Content bytes of each turn.
+        size: usize,
+        /// Jobs queued for the store, oldest first.
+        store: std::collections::VecDeque<HistoryJob>,
+        /// Turns written to the store.
+        stored: BTreeSet<(String, u64)>,
+        /// What each wrapper keeps unacknowledged: session → seqs.
+        kept: BTreeMap<String, BTreeSet<u64>>,
+        /// Each session's wrapper connection.
+        owners: BTreeMap<String, ConnId>,
+        /// Turns asked for again, on their way from their wrapper: (session, seq).
+        outgoing: std::collections::VecDeque<(String, u64)>,
+        /// Turns asked for again and not yet written (on their way or queued for the store).
+        in_flight: BTreeSet<(String, u64)>,
+        /// The most bytes of them at any time.
+        most_in_flight: usize,
+        /// `resend_turns` sent.
+        asks: usize,
+    }
+
+    impl Sim {
+        fn new(wrappers: u64, ring_depth: usize, size: usize) -> Self {
+            let mut st = state_with(ring_depth, 1 << 20);
+            st.enable_history(0);
+            let mut owners = BTreeMap::new();
+            for n in 1..=wrappers {
+                let session = format!("s{n:02}");
+                owners.insert(session.clone(), register(&mut st, n, &session, true));
+            }
+            Self {
+                st,
+                size,
+                store: std::collections::VecDeque::new(),
+                stored: BTreeSet::new(),
+                kept: BTreeMap::new(),
+                owners,
+                outgoing: std::collections::VecDeque::new(),
+                in_flight: BTreeSet::new(),
+                most_in_flight: 0,
+                asks: 0,
+            }
+        }
+
+        /// What one turn weighs in the backlog.
+        fn weight(&self) -> usize {
+            weight(&Record::Turn {
+                record: TurnRecord::new(
+                    clippy_registry::TurnId::new("s01", 1).expect("id"),
+                    0,
+                    turn_data(1, &"x".repeat(self.size)).content,
+                    turn_data(1, &"x".repeat(self.size)).text,
+                ),
+                ack: None,
+            })
+        }
+
+        fn acknowledged(&mut self, turn_id: &str) {
+            let (session, seq) = turn_id.rsplit_once(':').expect("session:seq");
+            let seq: u64 = seq.parse().expect("seq");
+            if let Some(kept) = self.kept.get_mut(session) {
+                kept.remove(&seq);
+            }
+        }
+
+        fn apply(&mut self, actions: Vec<Action>) {
+            for action in actions {
+                match action {
+                    Action::History(job) => self.store.push_back(job),
+                    Action::Send(_, Message::TurnRecorded { turn_id, .. }) => {
+                        self.acknowledged(&turn_id);
+                    }
+                    Action::Send(
+                        conn,
+                        Message::ResendTurns {
+                            session, from, to, ..
+                        },
+                    ) => {
+                        assert_eq!(self.owners.get(&session), Some(&conn));
+                        self.asks += 1;
+                        let kept = self.kept.get(&session).cloned().unwrap_or_default();
+                        for seq in kept.range(from..=to) {
+                            let turn = (session.clone(), *seq);
+                            if self.in_flight.insert(turn.clone()) {
+                                self.outgoing.push_back(turn);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let bytes = self.in_flight.len() * self.weight();
+            assert!(
+                bytes <= RESEND_BUDGET,
+                "{bytes} bytes of turns asked for again in flight"
+            );
+            self.most_in_flight = self.most_in_flight.max(bytes);
+        }
+
+        /// Session `session`'s wrapper sends turn `seq` (kept until acknowledged).
+        fn send(&mut self, session: &str, seq: u64) {
+            self.kept.entry(session.to_owned()).or_default().insert(seq);
+            let conn = self.owners[session];
+            let turn = turn_data(seq, &"x".repeat(self.size));
+            let actions = self.st.handle(
+                conn,
+                Message::TurnCompleted {
+                    id: 9,
+                    session: session.into(),
+                    turn,
+                },
+                NOW,
+            );
+            self.apply(actions);
+        }
+
+        /// The next turn asked for again arrives, if one is on its way.
+        fn send_asked(&mut self) -> bool {
+            let Some((session, seq)) = self.outgoing.pop_front() else {
+                return false;
+            };
+            self.send(&session, seq);
+            true
+        }
+
+        /// The store writes up to `n` jobs, and says so.
+        fn write(&mut self, n: usize) -> bool {
+            let mut weighed = 0;
+            let mut wrote = false;
+            for _ in 0..n {
+                let Some(job) = self.store.pop_front() else {
+                    break;
+                };
+                wrote = true;
+                match job {
+                    HistoryJob::Record(record) => {
+                        weighed += weight(&record);
+                        if let Record::Turn { record, ack } = record {
+                            let turn = (
+                                record.turn_id().session().to_owned(),
+                                record.turn_id().seq(),
+                            );
+                            self.in_flight.remove(&turn);
+                            self.stored.insert(turn);
+                            if let Some((_, Message::TurnRecorded { turn_id, .. })) = ack {
+                                self.acknowledged(&turn_id);
+                            }
+                        }
+                    }
+                    HistoryJob::Ack(_, Message::TurnRecorded { turn_id, .. }) => {
+                        self.acknowledged(&turn_id);
+                    }
+                    _ => {}
+                }
+            }
+            let actions = self.st.history_written(weighed, NOW);
+            self.apply(actions);
+            wrote
+        }
+
+        /// Store and wrappers take turns until nothing is left to write or send.
+        fn run(&mut self) {
+            for _ in 0..1_000_000 {
+                let wrote = self.write(16);
+                let mut sent = false;
+                for _ in 0..4 {
+                    sent |= self.send_asked();
+                }
+                if !wrote && !sent {
+                    return;
+                }
+            }
+            panic!("never settled");
+        }
+
+        /// Every turn 1 to `turns` of every session is stored and acknowledged.
+        fn all_stored(&self, turns: u64) {
+            for session in self.owners.keys() {
+                for seq in 1..=turns {
+                    assert!(
+                        self.stored.contains(&(session.clone(), seq)),
+                        "{session}:{seq} not stored"
+                    );
+                }
+                assert!(
+                    self.kept.get(session).is_none_or(BTreeSet::is_empty),
+                    "{session}'s wrapper still keeps {:?}",
+                    self.kept.get(session)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_burst_of_held_turns_is_asked_for_again_in_portions_within_the_budget_and_all_are_stored() {
+        // 64 wrappers, 12 turns of ~64 KiB each, sent before the store writes anything: 48 MiB,
+        // of which all past HOLD_AT is held.
+        const TURNS: u64 = 12;
+        let mut sim = Sim::new(64, TURNS as usize, 32 * 1024);
+        let sessions: Vec<String> = sim.owners.keys().cloned().collect();
+        for seq in 1..=TURNS {
+            for session in &sessions {
+                sim.send(session, seq);
+            }
+        }
+        assert!(sim.st.backlog.holding);
+        let held: usize = sim.st.backlog.held.values().map(|h| h.owed.len()).sum();
+        assert!(held * sim.weight() > 4 * RESEND_BUDGET, "{held} turns held");
+        assert!(sim.asks == 0 && sim.outgoing.is_empty());
+        // The store writes, the wrappers send what they are asked for: never more than the
+        // budget in flight (checked at every step), and every turn in the end.
+        sim.run();
+        sim.all_stored(TURNS);
+        assert!(sim.asks > 1, "asked in portions");
+        assert!(sim.most_in_flight > 0);
+        assert_eq!(sim.st.backlog.asked, 0);
+        assert!(
+            sim.st
+                .backlog
+                .held
+                .values()
+                .all(|h| h.owed.is_empty() && h.asked.is_empty())
+        );
+        // New turns go straight to the store.
+        sim.send("s01", TURNS + 1);
+        assert!(matches!(
+            sim.store.back(),
+            Some(HistoryJob::Record(Record::Event { .. }))
+        ));
+        assert_eq!(sim.st.backlog.held["s01"].owed.len(), 0);
+    }
+
+    #[test]
+    fn a_wrapper_that_disconnects_while_it_sends_turns_again_loses_none_it_still_keeps() {
+        // A ring of 4: at the disconnection the broker no longer has most of the held turns;
+        // the wrapper has them all, and sends them on its new connection.
+        const TURNS: u64 = 16;
+        let mut sim = Sim::new(8, 4, 64 * 1024);
+        let sessions: Vec<String> = sim.owners.keys().cloned().collect();
+        for seq in 1..=TURNS {
+            for session in &sessions {
+                sim.send(session, seq);
+            }
+        }
+        assert!(sim.st.backlog.holding);
+        // Written until the first portion is asked for, and one of its turns came.
+        while sim.outgoing.is_empty() {
+            assert!(
+                sim.write(4),
+                "the store ran dry before a turn was asked for again"
+            );
+        }
+        assert!(sim.send_asked());
+        let (session, _) = sim.outgoing.front().cloned().expect("more asked for");
+        let conn = sim.owners[&session];
+        // Its connection goes, with what it had not written.
+        let actions = sim.st.connection_closed(conn);
+        sim.apply(actions);
+        sim.outgoing.retain(|(s, _)| *s != session);
+        sim.in_flight.retain(|(s, _)| *s != session);
+        // A new connection: registered again, every turn not acknowledged is sent again.
+        let conn = register(&mut sim.st, 100, &session, true);
+        sim.owners.insert(session.clone(), conn);
+        let kept: Vec<u64> = sim.kept[&session].iter().copied().collect();
+        assert!(!kept.is_empty());
+        for seq in kept {
+            sim.send(&session, seq);
+        }
+        sim.run();
+        sim.all_stored(TURNS);
+    }
+
+    #[test]
+    fn turns_asked_for_that_do_not_come_are_given_up_after_a_while_and_the_next_are_asked_for() {
+        let mut sim = Sim::new(2, 64, 1 << 20);
+        for seq in 1..=8 {
+            sim.send("s01", seq);
+            sim.send("s02", seq);
+        }
+        assert!(sim.st.backlog.holding);
+        while sim.outgoing.is_empty() {
+            assert!(sim.write(4));
+        }
+        while sim.write(64) {}
+        // s01's turns were held first, and are asked for first.
+        assert!(!sim.outgoing.is_empty());
+        assert!(
+            sim.outgoing.iter().all(|(s, _)| s == "s01"),
+            "{:?}",
+            sim.outgoing
+        );
+        // Its wrapper let them go (past its own bound): it sends nothing, and nothing more is
+        // asked for meanwhile.
+        sim.outgoing.clear();
+        sim.in_flight.clear();
+        sim.kept.remove("s01");
+        let asks = sim.asks;
+        assert!(!sim.write(1));
+        let deadline = sim.st.next_deadline().expect("a deadline for the asks");
+        assert_eq!(deadline, NOW + RESEND_PATIENCE_MS);
+        let actions = sim.st.expire(deadline - 1);
+        sim.apply(actions);
+        assert_eq!(sim.asks, asks);
+        let actions = sim.st.expire(deadline);
+        assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+        sim.apply(actions);
+        assert!(sim.asks > asks);
+        // s01's next held turns are asked for, in vain, and given up in turn; then s02's come,
+        // and are stored.
+        sim.kept.remove("s01");
+        for _ in 0..8 {
+            sim.run();
+            sim.outgoing.retain(|(s, _)| s != "s01");
+            sim.in_flight.retain(|(s, _)| s != "s01");
+            let Some(deadline) = sim.st.next_deadline() else {
+                break;
+            };
+            let actions = sim.st.expire(deadline);
+            sim.apply(actions);
+        }
+        for seq in 1..=8 {
+            assert!(sim.stored.contains(&("s02".to_owned(), seq)));
+        }
+        assert_eq!(sim.st.backlog.asked, 0);
+    }
+
+    #[test]
+    fn while_turns_are_held_the_events_still_have_room_for_seconds_of_a_flood() {
+        // The soak (64 sessions, ~1200 turns/s on 2 cores) emits ~2400 events a second; a
+        // store behind holds turns, and has to write what it queued before it reaches the
+        // events queued behind them. They must not be left out meanwhile: 40,000 events (about
+        // 16 s of the soak) fit in what the turns leave of the backlog.
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        let mut seq = 0;
+        while !st.backlog.holding {
+            seq += 1;
+            st.handle(w, big_turn("aaa", seq), NOW);
+        }
+        let mut out = Vec::new();
+        for id in 0..40_000 {
+            st.record(
+                Record::Event {
+                    event: EventRecord {
+                        id,
+                        kind: "relay.captured".into(),
+                        session: Some("aaa".into()),
+                        ..EventRecord::default()
+                    },
+                    time: NOW,
+                },
+                &mut out,
+            );
+        }
+        assert_eq!(st.backlog.skipped, 0);
+        assert_eq!(records(&out).len(), 40_000);
+    }
+
+    #[test]
+    fn a_full_backlog_leaves_out_what_nobody_can_send_again_and_history_status_says_so() {
+        let mut st = big_state();
+        let old = register(&mut st, 1, "old", false);
+        let new = register(&mut st, 2, "new", true);
+        let mut acknowledged_at_once = 0;
+        for seq in 1..=20 {
+            let actions = st.handle(old, big_turn("old", seq), NOW);
+            if !sent_to(&actions, old).is_empty() {
+                // A wrapper that does not re-send: over MAX_BACKLOG its turn is left out.
+                assert!(stored_turns(&actions).is_empty());
+                acknowledged_at_once += 1;
+            }
+        }
+        // 32 MiB: 15 turns of 2 MiB and their events.
+        assert_eq!(acknowledged_at_once, 5);
+        // The re-sending wrapper's turn is held, not left out.
+        let actions = st.handle(new, big_turn("new", 1), NOW);
+        assert!(stored_turns(&actions).is_empty());
+        assert!(sent_to(&actions, new).is_empty());
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(jobs(&actions).as_slice(),
+                [HistoryJob::Query { query: Query::Status { skipped, holding: true }, .. }]
+                    if *skipped >= 5),
+            "{actions:?}"
+        );
+        // Everything written: the held turn is asked for, and records are stored again.
+        let actions = st.history_written(usize::MAX, NOW);
+        assert_eq!(
+            sent_to(&actions, new),
+            [Message::ResendTurns {
+                id: 0,
+                session: "new".into(),
+                from: 1,
+                to: 1,
+            }]
+        );
+        assert!(!logs(&actions, Level::Info).is_empty());
+        let actions = st.handle(old, big_turn("old", 21), NOW);
+        assert_eq!(stored_turns(&actions), [("old".to_owned(), 21, true)]);
+    }
+
+    #[test]
+    fn a_session_that_goes_with_held_turns_has_those_still_in_its_ring_stored() {
+        // A ring of 2: of the 3 held turns, the oldest is gone from memory when the session ends.
+        let mut st = state_with(2, 4 << 20);
+        st.enable_history(0);
+        let w = register(&mut st, 1, "aaa", true);
+        for seq in 1..=5 {
+            st.handle(w, big_turn("aaa", seq), NOW);
+        }
+        for seq in 6..=8 {
+            let actions = st.handle(w, big_turn("aaa", seq), NOW);
+            assert!(stored_turns(&actions).is_empty());
+        }
+        let actions = st.handle(
+            w,
+            Message::Deregister {
+                id: 4,
+                session: "aaa".into(),
+                exit_code: Some(0),
+                signal: None,
+            },
+            NOW,
+        );
+        assert_eq!(
+            stored_turns(&actions),
+            [("aaa".to_owned(), 7, false), ("aaa".to_owned(), 8, false)]
+        );
+        assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(
+                jobs(&actions).as_slice(),
+                [HistoryJob::Query {
+                    query: Query::Status { skipped: 1, .. },
+                    ..
+                }]
+            ),
+            "{actions:?}"
+        );
+    }
+
+    #[test]
+    fn when_the_history_thread_is_gone_held_turns_are_asked_for_and_acknowledged_at_once() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        for seq in 1..=6 {
+            st.handle(w, big_turn("aaa", seq), NOW);
+        }
+        let actions = st.history_gone();
+        assert_eq!(
+            sent_to(&actions, w),
+            [Message::ResendTurns {
+                id: 0,
+                session: "aaa".into(),
+                from: 6,
+                to: 6,
+            }]
+        );
+        let actions = st.handle(w, big_turn("aaa", 6), NOW);
+        assert!(jobs(&actions).is_empty(), "{actions:?}");
+        assert!(matches!(
+            sent_to(&actions, w).as_slice(),
+            [Message::TurnRecorded { turn_id, .. }] if turn_id == "aaa:6"
+        ));
+    }
+
+    #[test]
+    fn turns_a_wrapper_let_go_unacknowledged_are_counted_and_logged() {
+        let mut st = big_state();
+        let w = register(&mut st, 1, "aaa", true);
+        let progress = |unkept_turns| Message::Progress {
+            id: 3,
+            session: "aaa".into(),
+            progress: clippy_proto::Progress {
+                unkept_turns,
+                ..clippy_proto::Progress::default()
+            },
+        };
+        let actions = st.handle(w, progress(0), NOW);
+        assert!(logs(&actions, Level::Warn).is_empty());
+        let actions = st.handle(w, progress(3), NOW);
+        assert_eq!(logs(&actions, Level::Warn).len(), 1, "{actions:?}");
+        let actions = st.handle(w, progress(3), NOW);
+        assert!(logs(&actions, Level::Warn).is_empty(), "said once");
+        let c = connect(&mut st, 3, Role::Client);
+        let actions = st.handle(c, Message::HistoryStatus { id: 4 }, NOW);
+        assert!(
+            matches!(
+                jobs(&actions).as_slice(),
+                [HistoryJob::Query {
+                    query: Query::Status {
+                        skipped: 3,
+                        holding: false
+                    },
+                    ..
+                }]
+            ),
+            "{actions:?}"
+        );
     }
 }

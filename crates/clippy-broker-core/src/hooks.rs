@@ -511,6 +511,7 @@ mod tests {
                     id: 2,
                     session: crate::tests::info("s1", None, false),
                     progress: Some(progress.clone()),
+                    resends: false,
                 },
             )
         };

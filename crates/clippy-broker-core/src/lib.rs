@@ -47,7 +47,10 @@ mod routing;
 mod screen;
 mod spool_ops;
 
-pub use history::{HistoryJob, Query as HistoryQuery, Record as HistoryRecord};
+pub use history::{
+    HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
+    RESEND_PATIENCE_MS, Record as HistoryRecord, weight as history_weight,
+};
 pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
 
@@ -178,6 +181,8 @@ struct SessionEntry {
     /// (`progress.announced_turns` in `register`). Re-sent, they are stored and served but are
     /// no new completion: `turn.replayed`, not `turn.completed`, and no route hands them off.
     replayed_through: u64,
+    /// Its wrapper keeps turns until acknowledged and sends them again when asked.
+    resends: bool,
 }
 
 /// A live connection.
@@ -273,6 +278,8 @@ pub struct State {
     history_problem: Option<String>,
     /// Sessions whose turns must never reach the disk (`--no-history`).
     unrecorded: HashSet<String>,
+    /// The records on their way to the store, and the turns held while it is behind.
+    backlog: history::Backlog,
 }
 
 impl State {
@@ -317,6 +324,7 @@ impl State {
             history_on: false,
             history_problem: None,
             unrecorded: HashSet::new(),
+            backlog: history::Backlog::default(),
         })
     }
 
@@ -707,7 +715,8 @@ impl State {
                 id,
                 session,
                 progress,
-            } => self.register(conn, id, session, progress, out),
+                resends,
+            } => self.register(conn, id, session, progress, resends, out),
             Message::Deregister {
                 id,
                 session,
@@ -933,7 +942,8 @@ impl State {
             | Message::Inject { .. }
             | Message::Terminate { .. }
             | Message::ScreenRequest { .. }
-            | Message::AnswerRequest { .. }) => Err(refuse(
+            | Message::AnswerRequest { .. }
+            | Message::ResendTurns { .. }) => Err(refuse(
                 ErrorReason::NotAllowed,
                 format!("{} is sent by the broker, not to it", reply.kind()),
             )),
@@ -946,6 +956,7 @@ impl State {
         id: u32,
         info: SessionInfo,
         progress: Option<Progress>,
+        resends: bool,
         out: &mut Vec<Action>,
     ) -> Result<Outcome, Refusal> {
         let session = info.session.clone();
@@ -964,6 +975,7 @@ impl State {
             let previous = existing.owner;
             existing.owner = conn;
             existing.info = info;
+            existing.resends = resends;
             if let Some(entry) = self.conns.get_mut(&previous) {
                 entry.sessions.remove(&session);
             }
@@ -1000,6 +1012,7 @@ impl State {
                     owner: conn,
                     live: spool_ops::Live::default(),
                     replayed_through: 0,
+                    resends,
                 },
             );
             self.emit(record, out);
@@ -1097,6 +1110,9 @@ impl State {
         if let Some(message) = turn.message {
             record = record.with_message(message);
         }
+        // A copy (its bytes shared) in case it is a turn sent again that must be stored.
+        let again = self.store_again(session, turn.seq).then(|| record.clone());
+        self.turn_came(session, turn.seq);
         let outcome = self
             .registry
             .insert(record)
@@ -1105,6 +1121,24 @@ impl State {
             id,
             turn_id: outcome.turn_id().to_string(),
         };
+        if !outcome.is_stored() {
+            // Sent again: stored if it may have been held, else acknowledged behind the store's
+            // queue (its first copy may not be committed yet).
+            match again {
+                Some(mut record) => {
+                    record.truncate_to(self.registry.config().max_turn_bytes);
+                    self.record(
+                        history::Record::Turn {
+                            record,
+                            ack: Some((conn, reply)),
+                        },
+                        out,
+                    );
+                }
+                None => self.acknowledge_again(conn, reply, out),
+            }
+            return Ok(Outcome::Parked);
+        }
         if outcome.is_stored()
             && let Ok(stored) = self.registry.get(outcome.turn_id()).cloned()
         {
@@ -1439,6 +1473,7 @@ impl State {
             },
             out,
         );
+        self.store_held_of(session, out);
         self.unrecorded.remove(session);
         let last_turn_id = self
             .registry
@@ -1504,7 +1539,7 @@ mod tests {
 
     pub(super) const NOW: u64 = 1_700_000_000_000;
 
-    fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
+    pub(super) fn state_with(ring_depth: usize, max_turn_bytes: usize) -> State {
         State::new(RegistryConfig {
             ring_depth,
             max_turn_bytes,
@@ -1594,6 +1629,7 @@ mod tests {
                 id: 2,
                 session: info,
                 progress: None,
+                resends: false,
             },
         )
     }
@@ -1826,6 +1862,7 @@ mod tests {
                 id: 3,
                 session: info("s", None, false),
                 progress: None,
+                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::NotAllowed);
@@ -1858,6 +1895,7 @@ mod tests {
                 id: 10,
                 session: info("s", None, false),
                 progress: None,
+                resends: false,
             },
             Message::Deregister {
                 id: 11,
@@ -2095,6 +2133,7 @@ mod tests {
                 id: 2,
                 session: info("aaa", None, false),
                 progress: None,
+                resends: false,
             },
         );
         assert_eq!(reason, ErrorReason::DuplicateSession);
@@ -2150,6 +2189,7 @@ mod tests {
                     id: 2,
                     session: info(bad, None, false),
                     progress: None,
+                    resends: false,
                 },
             );
             assert_eq!(reason, ErrorReason::MissingField);

@@ -721,6 +721,7 @@ mod tests {
                     spool_size: 11,
                     ..Progress::default()
                 }),
+                resends: false,
             },
             NOW,
         );
@@ -857,6 +858,7 @@ mod tests {
                     mode: Mode::Idle,
                     ..Progress::default()
                 }),
+                resends: false,
             },
             NOW,
         );

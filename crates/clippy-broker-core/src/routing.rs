@@ -884,6 +884,7 @@ mod tests {
                         announced_turns: announced,
                         ..Progress::default()
                     }),
+                    resends: false,
                 },
                 NOW,
             );

@@ -108,7 +108,8 @@ struct Finish {
 }
 
 impl State {
-    /// The earliest deadline of a parked wait, a timer or a connection owing its `hello`, if any
+    /// The earliest deadline of a parked wait, a timer, a connection owing its `hello` or turns
+    /// asked for again (history), if any
     /// (the I/O layer wakes up for it and calls [`State::expire`]).
     #[must_use]
     pub fn next_deadline(&self) -> Option<u64> {
@@ -116,11 +117,13 @@ impl State {
         let timers = self.timers.keys().next().copied();
         let awaiting = self.next_awaiting_deadline();
         let hellos = self.next_hello_deadline();
+        let resends = self.next_resend_deadline();
         waits
             .into_iter()
             .chain(timers)
             .chain(awaiting)
             .chain(hellos)
+            .chain(resends)
             .min()
     }
 
@@ -147,7 +150,8 @@ impl State {
     /// Ends the waits whose deadline is at or before `now_ms`: a pattern wait first scans what
     /// the spool holds (a match that is there is never lost to a timeout), then times out with
     /// `resume_cursor` = the spool's size; `end_session --force` kills the child. Connections
-    /// that have not said `hello` by their deadline are closed.
+    /// that have not said `hello` by their deadline are closed. Turns asked for again that did
+    /// not come in time count in flight no more.
     pub fn expire(&mut self, now_ms: u64) -> Vec<Action> {
         self.clock = self.clock.max(now_ms);
         let mut out = Vec::new();
@@ -174,6 +178,7 @@ impl State {
         }
         self.expire_awaiting(now_ms, &mut out);
         self.expire_hellos(now_ms, &mut out);
+        self.expire_resends(now_ms, &mut out);
         out
     }
 
@@ -194,6 +199,7 @@ impl State {
         let was_answered = entry.live.progress.answered.take();
         let disagreements = entry.live.progress.hooks.disagreements;
         let attached = entry.live.progress.attached;
+        let unkept = (entry.live.progress.unkept_turns, progress.unkept_turns);
         entry.live.progress = Progress {
             spool_size,
             ..progress
@@ -214,6 +220,7 @@ impl State {
         self.waiting_changed(session, was_waiting, out);
         self.disagreed(session, disagreements, out);
         self.attached_changed(session, attached, out);
+        self.turns_unkept(session, unkept.0, unkept.1, out);
         self.wake(session, out);
         self.first_prompt_seen(session, out);
         self.pump_inbox(session, out);
@@ -1318,6 +1325,7 @@ pub(super) mod tests {
                 id: 2,
                 session: info("s1", None, false),
                 progress: Some(fx.progress.clone()),
+                resends: false,
             },
             NOW,
         );
@@ -1360,6 +1368,7 @@ pub(super) mod tests {
                 id: 2,
                 session: info,
                 progress: None,
+                resends: false,
             },
         );
         let client = connect(&mut st, 2, Role::Client);

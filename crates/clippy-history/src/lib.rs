@@ -47,8 +47,8 @@
 //!
 //! A deleted turn's words stay in the index's older segments, masked by a delete marker, until
 //! FTS5 merges those segments. Forgetting therefore ends with an `optimize` (every segment
-//! merged into one, the masked entries dropped, the old segments' pages freed — and zeroed by
-//! `PRAGMA secure_delete`), which costs a pass over the index. FTS5's own `secure-delete`
+//! merged into one, the masked entries dropped, the old segments' pages freed and then given
+//! back to the file system), which costs a pass over the index. FTS5's own `secure-delete`
 //! option, which removes the entries at once, was measured at about 36 ms per deleted turn of
 //! 600 distinct words (release build, a 300-turn index): far too slow for pruning thousands.
 //!

@@ -902,3 +902,73 @@ fn everything_is_there_after_a_reopen() {
     );
     assert!(store.integrity_problems().expect("check").is_empty());
 }
+
+#[test]
+fn a_forgotten_session_leaves_no_trace_after_the_index_merged_its_segments_many_times() {
+    // Deleted pages are zeroed only where that costs no more writes (`secure_delete = FAST`):
+    // the full-text index's merges, run as turns come in, leave freed pages with old segments
+    // (the secret's words among them) on the free list. Forgetting gives every free page back
+    // to the file system and empties the WAL, so none of them is in the files afterwards.
+    let scratch = Scratch::new("forget-merged");
+    let dir = scratch.store_dir();
+    let secret = "vxqzjwtoken";
+    let mut store = open(&scratch);
+    let cmd = command();
+    store
+        .apply(&[
+            Record::Session(session("keep", Some("keeper"), &cmd, 1)),
+            Record::Session(session("gone", Some("secretive"), &cmd, 2)),
+        ])
+        .expect("sessions");
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+    ];
+    for i in 0..300u64 {
+        // One transaction each, as a broker that is never behind writes: a new index segment
+        // each time, merged with the older ones as they pile up.
+        let id = format!("keep:{}", i + 1);
+        let text = format!(
+            "{} turn {i} {}\n",
+            words[(i % 7) as usize],
+            words[((i / 7) % 7) as usize]
+        )
+        .repeat(20);
+        let mut records = vec![Record::Turn(turn(
+            &id,
+            "keep",
+            i + 1,
+            100 + i,
+            &text,
+            text.as_bytes(),
+        ))];
+        let gone_id = format!("gone:{}", i / 10 + 1);
+        let gone_text = format!("the password is {secret} number {i}\n");
+        if i % 10 == 0 {
+            records.push(Record::Turn(turn(
+                &gone_id,
+                "gone",
+                i / 10 + 1,
+                100 + i,
+                &gone_text,
+                gone_text.as_bytes(),
+            )));
+        }
+        store.apply(&records).expect("records");
+    }
+    assert_eq!(search(&store, SearchQuery::new(secret)).len(), 20);
+    store.forget_session("secretive").expect("forget");
+    let needle = &secret.as_bytes()[..8];
+    assert_eq!(
+        files_holding(&dir, needle),
+        Vec::<std::path::PathBuf>::new(),
+        "while open"
+    );
+    assert!(store.integrity_problems().expect("check").is_empty());
+    assert_eq!(search(&store, SearchQuery::new("foxtrot")).len(), 20);
+    drop(store);
+    assert_eq!(
+        files_holding(&dir, needle),
+        Vec::<std::path::PathBuf>::new(),
+        "closed"
+    );
+}

@@ -176,6 +176,16 @@ pub struct Progress {
     /// session's elapsed time survives a broker restart. `None` otherwise.
     #[serde(default)]
     pub busy_since: Option<u64>,
+    /// Turns the wrapper let go before the broker acknowledged them (past its bound of turns
+    /// kept unacknowledged, while the history store was far behind): they may be missing from
+    /// the store. Counts up, never down; absent (0) for a wrapper that never let one go.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unkept_turns: u64,
+}
+
+/// Whether a count is 0 (left out of the map then, so older peers read the same maps).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How a permission request is answered (`answer`).
@@ -813,6 +823,12 @@ pub enum Message {
         /// reconnection is at once as far as its spool, so cursors into it stay valid.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         progress: Option<Progress>,
+        /// The wrapper keeps every turn until its `turn_recorded` comes and sends turns again
+        /// when asked (`resend_turns`): the broker may then hold acknowledgements while its
+        /// history store is behind, instead of leaving turns out of it. Default false (an
+        /// older wrapper).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resends: bool,
     },
     /// A wrapper says its session ended, and how its command ended when it knows.
     Deregister {
@@ -1532,6 +1548,20 @@ pub enum Message {
         /// History lines wanted before the visible rows.
         history: u32,
     },
+    /// Send the turns numbered `from` to `to` (inclusive) again, those not acknowledged yet
+    /// (id 0; not answered): the broker held their `turn_recorded` while its history store was
+    /// behind, and has room for them now. Sent only to a wrapper that registered with
+    /// `resends`.
+    ResendTurns {
+        /// Always 0.
+        id: u32,
+        /// The session.
+        session: String,
+        /// The first turn seq to send again.
+        from: u64,
+        /// The last turn seq to send again.
+        to: u64,
+    },
 }
 
 impl Message {
@@ -1605,6 +1635,7 @@ impl Message {
         "terminate",
         "screen_request",
         "answer_request",
+        "resend_turns",
     ];
 
     /// The message's `type` as on the wire (for logs and errors: the whole message may hold
@@ -1679,6 +1710,7 @@ impl Message {
             Self::Terminate { .. } => "terminate",
             Self::ScreenRequest { .. } => "screen_request",
             Self::AnswerRequest { .. } => "answer_request",
+            Self::ResendTurns { .. } => "resend_turns",
         }
     }
 
@@ -1752,7 +1784,8 @@ impl Message {
             | Self::Inject { id, .. }
             | Self::Terminate { id, .. }
             | Self::ScreenRequest { id, .. }
-            | Self::AnswerRequest { id, .. } => *id,
+            | Self::AnswerRequest { id, .. }
+            | Self::ResendTurns { id, .. } => *id,
         }
     }
 

@@ -88,6 +88,7 @@ fn every_message() -> Vec<Message> {
                 turns: 2,
                 ..Progress::default()
             }),
+            resends: true,
         },
         Message::Deregister {
             id: 3,
@@ -186,6 +187,7 @@ fn every_message() -> Vec<Message> {
                 cwd: Some("/home/me".into()),
                 prompt_timestamp: Some(1_700_000_000_000),
                 prompt_text: Some("\u{276f}".into()),
+                unkept_turns: 2,
                 input: None,
                 input_blocked: true,
                 prompt_unrecognised: true,
@@ -539,6 +541,12 @@ fn every_message() -> Vec<Message> {
             session: "abc".into(),
             request: 7,
             history: 100,
+        },
+        Message::ResendTurns {
+            id: 0,
+            session: "abc".into(),
+            from: 12,
+            to: 15,
         },
     ]
 }
@@ -1085,4 +1093,58 @@ fn the_status_of_an_ended_session_round_trips() {
     };
     let frame = encode(&message).unwrap();
     assert_eq!(decode(&frame[4..]).unwrap(), message);
+}
+
+#[test]
+fn resends_and_unkept_turns_are_left_out_when_unsaid_so_older_peers_read_the_same_maps() {
+    let session = SessionInfo {
+        session: "abc".into(),
+        name: None,
+        pid: 1,
+        command: vec![],
+        preset: String::new(),
+        bracketed_paste: false,
+        spool: None,
+        cwd: None,
+        no_history: false,
+    };
+    let register = |resends| {
+        let frame = encode(&Message::Register {
+            id: 2,
+            session: session.clone(),
+            progress: Some(Progress::default()),
+            resends,
+        })
+        .unwrap();
+        String::from_utf8_lossy(&frame[4..]).into_owned()
+    };
+    let old = register(false);
+    assert!(
+        !old.contains("resends") && !old.contains("unkept_turns"),
+        "{old}"
+    );
+    assert!(register(true).contains("resends"));
+    // A map without the field (an older wrapper's) is read as not re-sending.
+    let frame = encode(&Message::Register {
+        id: 2,
+        session: session.clone(),
+        progress: None,
+        resends: false,
+    })
+    .unwrap();
+    assert!(matches!(
+        decode(&frame[4..]).unwrap(),
+        Message::Register { resends: false, .. }
+    ));
+    // A count of turns let go is said once there is one.
+    let frame = encode(&Message::Progress {
+        id: 3,
+        session: "abc".into(),
+        progress: Progress {
+            unkept_turns: 4,
+            ..Progress::default()
+        },
+    })
+    .unwrap();
+    assert!(String::from_utf8_lossy(&frame[4..]).contains("unkept_turns"));
 }

@@ -218,7 +218,7 @@ impl TurnRecord {
     /// beginning (the message at a char boundary); the text view keeps its end, from a line start
     /// when one is in it: a long turn's text is what its screen kept, the end of the output, and
     /// the end is what a reader of a flood wants. Only an oversize part is copied.
-    pub(crate) fn truncate_to(&mut self, limit: usize) {
+    pub fn truncate_to(&mut self, limit: usize) {
         if self.content.len() > limit {
             self.content = Arc::from(&self.content[..limit]);
             self.meta.truncated = true;

@@ -75,6 +75,7 @@ impl Wrapper {
                 id,
                 session: info,
                 progress: None,
+                resends: false,
             })
             .expect("register");
         assert!(matches!(reply, Message::Done { .. }), "register: {reply:?}");

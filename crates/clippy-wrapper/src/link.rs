@@ -1,11 +1,15 @@
 //! The broker link's memory, with no I/O: what the wrapper still has to tell the broker, in
-//! order, and what it holds to tell a new connection.
+//! order, and what it keeps to tell a new connection.
 //!
 //! The wrapper's link thread (in `clippy-session`) owns the connection: it connects (starting a
 //! broker if asked), registers with [`Outbox::registration`], and writes what [`Outbox::next`]
-//! gives; its reader thread passes the broker's commands on ([`command_of`]). The outbox decides
-//! everything else: the turns held for a replay after a reconnection (the broker accepts a
-//! re-sent turn idempotently, so turn ids stay stable), progress reports queued behind a slow
+//! gives; its reader thread passes the broker's commands on ([`command_of`]) and hands the outbox
+//! the acknowledgements (`turn_recorded`) and the requests to send turns again (`resend_turns`)
+//! ([`to_outbox`]). The outbox decides everything else: the turns kept until the broker
+//! acknowledges them — once they are in its history store — to be sent again on a new
+//! connection or when asked (the broker accepts a re-sent turn idempotently, so turn ids stay
+//! stable), at most [`KEEP_TURNS`] turns or [`KEEP_BYTES`] bytes (past that the oldest is let go
+//! and counted in the progress report, `unkept_turns`), progress reports queued behind a slow
 //! write collapsing into the latest, a screen answered only on the connection that asked, the
 //! goodbye written last, and when the broker counts as gone: more unsent than [`UNSENT_TURNS`]
 //! turns or [`UNSENT_BYTES`] bytes ([`Overflow`]).
@@ -46,12 +50,19 @@ use std::sync::Arc;
 
 use clippy_proto::{Message, Progress, ScreenData, SessionInfo, TurnData};
 
-/// Turns kept for re-sending after a reconnection (the broker's default ring depth).
+/// Turns sent again on every new connection, acknowledged or not (the broker's default ring
+/// depth: a restarted broker's ring is as full as before); and the unsent turns that cost
+/// nothing more: the connection is not given up for fewer than this.
 pub const HELD_TURNS: usize = 32;
+/// Turns kept until the broker acknowledges them, at most: past this (or [`KEEP_BYTES`]) the
+/// oldest is let go and counted.
+pub const KEEP_TURNS: usize = 4096;
+/// Content and text bytes of the turns kept until acknowledged, at most.
+pub const KEEP_BYTES: usize = 64 * 1024 * 1024;
 /// Turns not yet written, at most: past this the broker counts as gone.
 pub const UNSENT_TURNS: usize = 1024;
 /// Content and text bytes of the turns not yet written, at most, once they are more than the
-/// held turns (which are kept anyway): past this the broker counts as gone.
+/// [`HELD_TURNS`] (which are kept anyway): past this the broker counts as gone.
 pub const UNSENT_BYTES: usize = 32 * 1024 * 1024;
 
 /// How the session's command ended, as `deregister` tells the broker.
@@ -109,10 +120,33 @@ pub fn command_of(message: Message) -> Option<FromBroker> {
     }
 }
 
+/// What the reader thread hands the outbox ([`Outbox::take`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToOutbox {
+    /// `turn_recorded` of this seq: the turn is in the broker's store (or it keeps none).
+    Recorded(u64),
+    /// `resend_turns` from, to.
+    Resend(u64, u64),
+}
+
+/// What the outbox takes from a message of the broker, if anything: an acknowledgement or a
+/// request to send turns again.
+pub fn to_outbox(message: &Message) -> Option<ToOutbox> {
+    match message {
+        Message::TurnRecorded { turn_id, .. } => turn_id
+            .rsplit_once(':')
+            .and_then(|(_, seq)| seq.parse().ok())
+            .map(ToOutbox::Recorded),
+        Message::ResendTurns { from, to, .. } => Some(ToOutbox::Resend(*from, *to)),
+        _ => None,
+    }
+}
+
 /// One report waiting for the connection.
 #[derive(Debug, Clone)]
 enum Pending {
-    Turn(Arc<TurnData>),
+    /// A turn, and whether it is sent again (a replay, a `resend_turns`).
+    Turn(Arc<TurnData>, bool),
     /// The latest progress, whatever it is when this is written.
     Progress,
     BracketedPaste(bool),
@@ -138,16 +172,26 @@ pub enum Next {
 }
 
 /// More is unsent than the outbox allows: the broker is not reading. Drop the connection; the
-/// next one starts from the held turns.
+/// next one starts from the turns kept (every unacknowledged one, and the newest
+/// [`HELD_TURNS`]).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Overflow;
 
-/// The link's memory, without I/O: the session as it registers, the turns it holds for a
-/// replay, the latest progress, and what the current connection still has to be sent, in order.
+/// The link's memory, without I/O: the session as it registers, the turns not acknowledged yet
+/// (kept to be sent again), the latest progress, and what the current connection still has to
+/// be sent, in order.
 #[derive(Debug)]
 pub struct Outbox {
     info: SessionInfo,
-    held: VecDeque<Arc<TurnData>>,
+    /// The newest [`HELD_TURNS`] turns, acknowledged or not: a new connection (a broker
+    /// restarted) gets them again, so the session's ring is as full as before.
+    recent: VecDeque<Arc<TurnData>>,
+    /// The turns the broker has not acknowledged, oldest (lowest seq) first.
+    unacked: VecDeque<Arc<TurnData>>,
+    /// Their content and text bytes.
+    unacked_bytes: usize,
+    /// Turns let go unacknowledged (past the bound), since the session started.
+    unkept: u64,
     /// The latest progress from the tap, without `input_blocked`, which the loop tells the link
     /// directly.
     progress: Option<Progress>,
@@ -156,6 +200,10 @@ pub struct Outbox {
     queue: Option<VecDeque<Pending>>,
     unsent_turns: usize,
     unsent_bytes: usize,
+    /// Of the unsent turns, those sent again (a replay on a new connection, a `resend_turns`):
+    /// they do not count towards giving the connection up.
+    resent_turns: usize,
+    resent_bytes: usize,
     /// The session ended (its command as this says): say goodbye, then stop.
     ending: Option<ExitReport>,
     /// The link thread is connecting and registering: a session that ends meanwhile says
@@ -177,12 +225,17 @@ impl Outbox {
     pub fn new(info: SessionInfo) -> Self {
         Self {
             info,
-            held: VecDeque::new(),
+            recent: VecDeque::new(),
+            unacked: VecDeque::new(),
+            unacked_bytes: 0,
+            unkept: 0,
             progress: None,
             input_blocked: false,
             queue: None,
             unsent_turns: 0,
             unsent_bytes: 0,
+            resent_turns: 0,
+            resent_bytes: 0,
             ending: None,
             connecting: false,
             finished: false,
@@ -190,14 +243,79 @@ impl Outbox {
         }
     }
 
-    /// A completed turn: held for replays, and queued if connected.
+    /// A completed turn: kept until acknowledged, and queued if connected.
     pub fn turn(&mut self, turn: TurnData) -> Result<(), Overflow> {
         let turn = Arc::new(turn);
-        if self.held.len() == HELD_TURNS {
-            self.held.pop_front();
+        if self.recent.len() == HELD_TURNS {
+            self.recent.pop_front();
         }
-        self.held.push_back(Arc::clone(&turn));
-        self.push(Pending::Turn(turn))
+        self.recent.push_back(Arc::clone(&turn));
+        self.unacked_bytes += turn_bytes(&turn);
+        self.unacked.push_back(Arc::clone(&turn));
+        let mut let_go = false;
+        while self.unacked.len() > KEEP_TURNS
+            || (self.unacked_bytes > KEEP_BYTES && self.unacked.len() > 1)
+        {
+            let Some(oldest) = self.unacked.pop_front() else {
+                break;
+            };
+            self.unacked_bytes -= turn_bytes(&oldest);
+            self.unkept += 1;
+            let_go = true;
+        }
+        let pushed = self.push(Pending::Turn(turn, false));
+        if let_go && self.progress.is_some() {
+            self.queue_progress();
+        }
+        pushed
+    }
+
+    /// The broker acknowledged turn `seq` (`turn_recorded`): it is in the store (or the broker
+    /// keeps none), and is not kept any longer.
+    pub fn acknowledged(&mut self, seq: u64) {
+        if let Ok(index) = self.unacked.binary_search_by_key(&seq, |t| t.seq)
+            && let Some(turn) = self.unacked.remove(index)
+        {
+            self.unacked_bytes -= turn_bytes(&turn);
+        }
+    }
+
+    /// The broker asks for turns `from` to `to` again (`resend_turns`): those still kept are
+    /// queued, unless already queued.
+    pub fn resend(&mut self, from: u64, to: u64) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        let queued: std::collections::HashSet<u64> = queue
+            .iter()
+            .filter_map(|p| match p {
+                Pending::Turn(turn, _) => Some(turn.seq),
+                _ => None,
+            })
+            .collect();
+        let again: Vec<Arc<TurnData>> = self
+            .unacked
+            .iter()
+            .filter(|t| (from..=to).contains(&t.seq) && !queued.contains(&t.seq))
+            .cloned()
+            .collect();
+        for turn in again {
+            self.push_resent(turn);
+        }
+    }
+
+    /// Takes what the reader thread hands it ([`to_outbox`]).
+    pub fn take(&mut self, reply: ToOutbox) {
+        match reply {
+            ToOutbox::Recorded(seq) => self.acknowledged(seq),
+            ToOutbox::Resend(from, to) => self.resend(from, to),
+        }
+    }
+
+    /// Turns kept until acknowledged, now.
+    #[cfg(test)]
+    fn unacknowledged(&self) -> usize {
+        self.unacked.len()
     }
 
     /// The spool grew or the mode changed: queued once however often it changes before it is
@@ -215,10 +333,12 @@ impl Outbox {
         }
     }
 
-    /// The progress to report: the tap's, with whether the input is blocked.
+    /// The progress to report: the tap's, with whether the input is blocked and how many
+    /// turns were let go unacknowledged.
     fn current_progress(&self) -> Option<Progress> {
         self.progress.clone().map(|progress| Progress {
             input_blocked: self.input_blocked,
+            unkept_turns: self.unkept,
             ..progress
         })
     }
@@ -290,22 +410,39 @@ impl Outbox {
     }
 
     fn push(&mut self, pending: Pending) -> Result<(), Overflow> {
-        let Some(queue) = &mut self.queue else {
+        if !self.push_unchecked(pending) {
             return Ok(());
-        };
-        if let Pending::Turn(turn) = &pending {
-            self.unsent_turns += 1;
-            self.unsent_bytes += turn_bytes(turn);
         }
-        queue.push_back(pending);
-        // Up to HELD_TURNS unsent turns cost nothing: they are held for a replay anyway.
-        if self.unsent_turns > HELD_TURNS
-            && (self.unsent_turns > UNSENT_TURNS || self.unsent_bytes > UNSENT_BYTES)
-        {
+        // Up to HELD_TURNS unsent turns cost nothing: they are kept for a replay anyway.
+        let turns = self.unsent_turns - self.resent_turns;
+        let bytes = self.unsent_bytes - self.resent_bytes;
+        if turns > HELD_TURNS && (turns > UNSENT_TURNS || bytes > UNSENT_BYTES) {
             self.disconnected();
             return Err(Overflow);
         }
         Ok(())
+    }
+
+    /// Queues `pending` if connected (`false` if not), counting what is unsent.
+    fn push_unchecked(&mut self, pending: Pending) -> bool {
+        let Some(queue) = &mut self.queue else {
+            return false;
+        };
+        if let Pending::Turn(turn, resent) = &pending {
+            self.unsent_turns += 1;
+            self.unsent_bytes += turn_bytes(turn);
+            if *resent {
+                self.resent_turns += 1;
+                self.resent_bytes += turn_bytes(turn);
+            }
+        }
+        queue.push_back(pending);
+        true
+    }
+
+    /// Queues a turn sent again: it does not count towards giving the connection up.
+    fn push_resent(&mut self, turn: Arc<TurnData>) {
+        self.push_unchecked(Pending::Turn(turn, true));
     }
 
     /// What to send in `register` on a new connection: the session and its progress so far.
@@ -318,13 +455,20 @@ impl Outbox {
     }
 
     /// A new connection registered with `registered` (from [`Outbox::registration`]): queues
-    /// the held turns, and whatever changed since the registration was taken.
+    /// every turn not acknowledged yet and the newest [`HELD_TURNS`] (in seq order, each once),
+    /// and whatever changed since the registration was taken.
     pub fn connected(&mut self, registered: &(SessionInfo, Option<Progress>)) {
         self.queue = Some(VecDeque::new());
         self.unsent_turns = 0;
         self.unsent_bytes = 0;
-        for turn in self.held.clone() {
-            let _ = self.push(Pending::Turn(turn));
+        self.resent_turns = 0;
+        self.resent_bytes = 0;
+        let mut again: Vec<Arc<TurnData>> =
+            self.unacked.iter().chain(&self.recent).cloned().collect();
+        again.sort_by_key(|t| t.seq);
+        again.dedup_by_key(|t| t.seq);
+        for turn in again {
+            self.push_resent(turn);
         }
         let registered_progress = registered.1.clone().map(|progress| Progress {
             announced_turns: 0,
@@ -348,6 +492,8 @@ impl Outbox {
         self.queue = None;
         self.unsent_turns = 0;
         self.unsent_bytes = 0;
+        self.resent_turns = 0;
+        self.resent_bytes = 0;
         if self.ending.is_some() {
             self.finished = true;
         }
@@ -370,10 +516,14 @@ impl Outbox {
         // Ids only need to be non-zero: the replies are read and dropped by the reader thread.
         let id = 1;
         Next::Write(Box::new(match pending {
-            Pending::Turn(turn) => {
+            Pending::Turn(turn, resent) => {
                 self.written_turns = self.written_turns.max(turn.seq);
                 self.unsent_turns -= 1;
                 self.unsent_bytes -= turn_bytes(&turn);
+                if resent {
+                    self.resent_turns -= 1;
+                    self.resent_bytes -= turn_bytes(&turn);
+                }
                 Message::TurnCompleted {
                     id,
                     session,
@@ -539,8 +689,8 @@ mod tests {
         // The registration carries what changed while disconnected.
         assert!(info.bracketed_paste);
         assert_eq!(progress.map(|p| p.spool_size), Some(500));
-        // Then the newest HELD_TURNS turns, oldest first, and nothing else.
-        let want: Vec<String> = (9..=40).map(|seq| format!("turn {seq}")).collect();
+        // Then every turn not acknowledged, oldest first, and nothing else.
+        let want: Vec<String> = (1..=40).map(|seq| format!("turn {seq}")).collect();
         assert_eq!(drain(&mut outbox), want);
         assert_eq!(outbox.next(), Next::Wait);
     }
@@ -575,7 +725,7 @@ mod tests {
     }
 
     #[test]
-    fn a_broker_too_far_behind_is_dropped_and_the_next_connection_starts_from_the_held_turns() {
+    fn a_broker_too_far_behind_is_dropped_and_the_next_connection_sends_every_kept_turn() {
         let mut outbox = Outbox::new(info());
         connect(&mut outbox);
         for seq in 1..=UNSENT_TURNS as u64 {
@@ -584,20 +734,146 @@ mod tests {
         assert_eq!(outbox.turn(turn(1025, 1)), Err(Overflow));
         assert_eq!(outbox.next(), Next::Connect);
         connect(&mut outbox);
-        assert_eq!(drain(&mut outbox).len(), HELD_TURNS);
+        // Every turn, none acknowledged; a replay this long is no overflow…
+        assert_eq!(outbox.turn(turn(1026, 1)), Ok(()));
+        assert_eq!(drain(&mut outbox).len(), 1026);
 
-        // The byte bound too, once the unsent turns are more than the held ones.
+        // The byte bound too, once the unsent turns are more than HELD_TURNS.
+        for seq in 1..=1026 {
+            outbox.acknowledged(seq);
+        }
         let big = UNSENT_BYTES / HELD_TURNS + 1;
         for seq in 2000..2000 + HELD_TURNS as u64 {
             assert_eq!(outbox.turn(turn(seq, big)), Ok(()));
         }
         assert_eq!(outbox.turn(turn(3000, big)), Err(Overflow));
-        // A replay of held turns over the byte bound is no overflow…
+        // A replay over the byte bound is no overflow…
         connect(&mut outbox);
         assert!(matches!(outbox.next(), Next::Write(_)));
         // …and written turns no longer count.
         assert_eq!(outbox.turn(turn(3001, big)), Ok(()));
-        assert_eq!(drain(&mut outbox).len(), HELD_TURNS);
+        assert_eq!(drain(&mut outbox).len(), HELD_TURNS + 1);
+    }
+
+    #[test]
+    fn acknowledged_turns_are_let_go_and_every_other_is_sent_again_on_a_new_connection() {
+        let mut outbox = Outbox::new(info());
+        connect(&mut outbox);
+        for seq in 1..=100 {
+            assert_eq!(outbox.turn(turn(seq, 10)), Ok(()));
+        }
+        assert_eq!(drain(&mut outbox).len(), 100);
+        // Acknowledged out of order (a re-sent turn's acknowledgement comes later), one twice,
+        // one never sent.
+        for seq in (1..=100).filter(|s| s % 3 != 0) {
+            outbox.acknowledged(seq);
+        }
+        outbox.acknowledged(1);
+        outbox.acknowledged(500);
+        assert_eq!(outbox.unacknowledged(), 33);
+        outbox.disconnected();
+        connect(&mut outbox);
+        // Every unacknowledged turn, and the newest HELD_TURNS however acknowledged.
+        let want: Vec<String> = (1..=100)
+            .filter(|s| s % 3 == 0 || *s > 100 - HELD_TURNS as u64)
+            .map(|seq| format!("turn {seq}"))
+            .collect();
+        assert_eq!(drain(&mut outbox), want);
+    }
+
+    #[test]
+    fn turns_asked_for_again_are_the_kept_ones_in_the_range_queued_once() {
+        let mut outbox = Outbox::new(info());
+        // Not connected: nobody asked.
+        outbox.resend(1, 10);
+        connect(&mut outbox);
+        for seq in 1..=10 {
+            assert_eq!(outbox.turn(turn(seq, 10)), Ok(()));
+        }
+        assert_eq!(drain(&mut outbox).len(), 10);
+        outbox.acknowledged(4);
+        outbox.acknowledged(5);
+        // 9 and 10 not written yet when the request comes: queued once.
+        assert_eq!(outbox.turn(turn(11, 10)), Ok(()));
+        outbox.resend(3, 7);
+        outbox.resend(11, 11);
+        assert_eq!(
+            drain(&mut outbox),
+            ["turn 11", "turn 3", "turn 6", "turn 7"]
+        );
+        // Still kept until acknowledged: asked again, sent again.
+        outbox.resend(1, 2);
+        assert_eq!(drain(&mut outbox), ["turn 1", "turn 2"]);
+        // Many asked for again are no overflow.
+        for seq in 12..=2000 {
+            outbox
+                .turn(turn(seq, 1))
+                .expect("no overflow while written");
+            let _ = outbox.next();
+        }
+        outbox.resend(1, 2000);
+        assert_eq!(outbox.turn(turn(2001, 1)), Ok(()));
+        assert_eq!(drain(&mut outbox).len(), 1999);
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_unacknowledged_turn_goes_and_the_progress_says_so() {
+        let mut outbox = Outbox::new(info());
+        outbox.progress(progress(1));
+        connect(&mut outbox);
+        assert_eq!(drain(&mut outbox), Vec::<String>::new());
+        for seq in 1..=KEEP_TURNS as u64 {
+            assert_eq!(outbox.turn(turn(seq, 1)), Ok(()));
+            let _ = outbox.next();
+        }
+        assert_eq!(outbox.registration().1.map(|p| p.unkept_turns), Some(0));
+        assert_eq!(outbox.turn(turn(5000, 1)), Ok(()));
+        assert_eq!(outbox.unacknowledged(), KEEP_TURNS);
+        let Next::Write(message) = outbox.next() else {
+            panic!("the turn");
+        };
+        assert!(matches!(*message, Message::TurnCompleted { ref turn, .. } if turn.seq == 5000));
+        let Next::Write(message) = outbox.next() else {
+            panic!("a progress is queued");
+        };
+        assert!(
+            matches!(*message, Message::Progress { ref progress, .. } if progress.unkept_turns == 1),
+            "{message:?}"
+        );
+        // Turn 1 went; 2 is the oldest kept.
+        outbox.disconnected();
+        connect(&mut outbox);
+        assert_eq!(
+            drain(&mut outbox).first().map(String::as_str),
+            Some("turn 2")
+        );
+
+        // The byte bound: a turn larger than it is kept alone.
+        let mut outbox = Outbox::new(info());
+        outbox.progress(progress(1));
+        assert_eq!(outbox.turn(turn(1, KEEP_BYTES / 2 + 1)), Ok(()));
+        assert_eq!(outbox.turn(turn(2, KEEP_BYTES / 2 + 1)), Ok(()));
+        assert_eq!(outbox.unacknowledged(), 1);
+        assert_eq!(outbox.registration().1.map(|p| p.unkept_turns), Some(1));
+        assert_eq!(outbox.turn(turn(3, KEEP_BYTES + 1)), Ok(()));
+        assert_eq!(outbox.unacknowledged(), 1);
+    }
+
+    #[test]
+    fn acknowledgements_and_requests_to_send_again_are_for_the_outbox() {
+        let recorded = Message::TurnRecorded {
+            id: 1,
+            turn_id: "s1:42".into(),
+        };
+        assert_eq!(to_outbox(&recorded), Some(ToOutbox::Recorded(42)));
+        let resend = Message::ResendTurns {
+            id: 0,
+            session: "s1".into(),
+            from: 3,
+            to: 9,
+        };
+        assert_eq!(to_outbox(&resend), Some(ToOutbox::Resend(3, 9)));
+        assert_eq!(to_outbox(&Message::Done { id: 1 }), None);
     }
 
     #[test]
@@ -637,7 +913,7 @@ mod tests {
         assert_eq!(
             drain(&mut outbox),
             ["turn 1"],
-            "only the held turns are replayed"
+            "only the kept turns are sent again"
         );
     }
 

@@ -45,7 +45,16 @@ impl Broker {
 
     /// A broker in an existing runtime dir.
     pub fn start_in(runtime: TempDir, args: &[&str]) -> Broker {
-        let inner = builder(runtime.path()).args(args).owning(runtime).start();
+        Broker::start_with(runtime, args, &[])
+    }
+
+    /// A broker in an existing runtime dir, with more environment variables.
+    pub fn start_with(runtime: TempDir, args: &[&str], env: &[(&str, &Path)]) -> Broker {
+        let inner = builder(runtime.path())
+            .args(args)
+            .envs(env.iter().copied())
+            .owning(runtime)
+            .start();
         Broker {
             socket: inner.socket().to_owned(),
             inner,
