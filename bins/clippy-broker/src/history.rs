@@ -9,11 +9,11 @@
 //! writes are tried again with the next records, and the warning clears once one succeeds.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clippy_history::{HistoryError, Store, StoredTurn, TurnSummary};
+use clippy_history::{HistoryError, Journal, Store, StoredTurn, TurnSummary};
 use clippy_proto::{
     ErrorReason, EventRecord, Format, HistoryEntry, HistoryInfo, Message, SearchHit, TurnMeta,
 };
@@ -24,14 +24,21 @@ use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord, histor
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
-/// The history thread's scheduling priority (nice): below the event loop and the sessions, so
-/// under load the store falls behind rather than slowing requests.
+/// The store thread's scheduling priority (nice): below the event loop and the sessions, so
+/// under load the store falls behind rather than slowing requests. The journaling thread, whose
+/// work per record is a copy into the page cache, runs at the broker's own priority: what the
+/// store has not written waits in the journal on disk, not in memory.
 const NICE: i32 = 10;
 
 /// A test's hold on the history thread: when set to a FIFO's path, the thread reads one byte
 /// from it before each batch of jobs (`o`: from then on, never again), so a test can stall the
 /// store and let it go at points it chooses, with no clock involved. Unset in normal use.
 pub const TEST_GATE_ENV: &str = "CLIPPY_BROKER_TEST_HISTORY_GATE";
+
+/// A test's hold on the journal: when set (to anything), the history thread journals records
+/// and acknowledges them but never writes the journal into the store, and queries answer from
+/// the store as it is, so a test can stop a broker with a backlog. Unset in normal use.
+pub const TEST_NO_DRAIN_ENV: &str = "CLIPPY_BROKER_TEST_HISTORY_NO_DRAIN";
 
 /// The gate of [`TEST_GATE_ENV`], if the environment names one (opened for reading and
 /// writing, so opening never waits for a writer).
@@ -54,6 +61,23 @@ fn pass_gate(gate: &mut Option<std::fs::File>) {
         }
     }
 }
+
+/// The journal grows to this at most; past it, records go straight into the store (and turns
+/// are acknowledged once stored, held while the store is behind).
+const JOURNAL_MAX: u64 = 4 << 30;
+/// Records written from the journal into the store per transaction: the portion starts at
+/// `DRAIN_MIN` whenever new records came meanwhile, so that on a starved thread they are not
+/// kept waiting behind a long transaction, and doubles up to `DRAIN_MAX` while none come
+/// (fewer, larger transactions catch up faster). Past the first record, a portion is also cut
+/// at `DRAIN_BYTES`.
+const DRAIN_MIN: usize = 4;
+const DRAIN_MAX: usize = 256;
+const DRAIN_BYTES: u64 = 4 << 20;
+/// How long a store that failed waits for the next try when no job comes.
+const RETRY: Duration = Duration::from_secs(1);
+/// How long a stopping broker goes on writing its journal into the store; the rest is written
+/// by the next broker.
+const DRAIN_AT_EXIT: Duration = Duration::from_secs(5);
 
 /// Events a `list_events` from the store returns at most.
 const MAX_EVENTS: u32 = 100_000;
@@ -84,23 +108,37 @@ pub struct Limits {
 pub struct Opened {
     /// The store.
     pub store: Store,
+    /// The journal beside it, where records wait to be written into the store; `None` when it
+    /// cannot be opened (records are then written straight into the store).
+    pub journal: Option<Journal>,
+    /// Why the journal could not be opened.
+    pub journal_problem: Option<String>,
     /// Its folder.
     pub dir: PathBuf,
-    /// The newest event id stored: the broker's ids go on after it.
+    /// The newest event id stored or journaled: the broker's ids go on after it.
     pub last_event_id: u64,
 }
 
-/// Opens the store in `dir`.
+/// Opens the store in `dir`, and its journal.
 ///
 /// # Errors
 ///
 /// The store's error (a folder that cannot be made, a file that is not a database…): the
-/// broker runs without history and says why.
+/// broker runs without history and says why. A journal that cannot be opened is no error:
+/// records then go straight into the store.
 pub fn open(dir: PathBuf) -> Result<Opened, HistoryError> {
     let store = Store::open(&dir)?;
-    let last_event_id = store.max_event_seq()?;
+    let (journal, journal_problem) = match Journal::open(&dir, JOURNAL_MAX) {
+        Ok(journal) => (Some(journal), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let last_event_id = store
+        .max_event_seq()?
+        .max(journal.as_ref().map_or(0, Journal::max_event_seq));
     Ok(Opened {
         store,
+        journal,
+        journal_problem,
         dir,
         last_event_id,
     })
@@ -114,56 +152,120 @@ pub fn run(
     output: &Sender<HistoryOutput>,
     waker: &Arc<Waker>,
 ) {
-    // Best effort: at worst the store competes with the sessions as an equal.
-    clippy_pty::lower_this_thread(NICE);
-    let mut worker = Worker {
+    let journal = opened.journal.map(|j| Arc::new(Mutex::new(j)));
+    let journal_problem = Arc::new(Mutex::new(None::<String>));
+    let (store_jobs, store_rx) = mpsc::channel::<StoreJob>();
+    let worker = Worker {
         store: opened.store,
+        journal: journal.clone(),
+        journal_problem: Arc::clone(&journal_problem),
         dir: opened.dir,
         limits,
         problem: None,
         output: output.clone(),
         waker: Arc::clone(waker),
         last_prune: None,
+        drain: std::env::var_os(TEST_NO_DRAIN_ENV).is_none(),
+        portion: DRAIN_MIN,
     };
-    worker.prune();
+    if let Some(problem) = opened.journal_problem {
+        worker.log(
+            Level::Warn,
+            format!(
+                "history: no journal ({problem}); records go straight into the store, and turns \
+                 are acknowledged once stored"
+            ),
+        );
+    }
+    if let Some(journal) = &journal {
+        let len = lock(journal).len();
+        if len > 0 {
+            worker.log(
+                Level::Info,
+                format!(
+                    "history: {} KiB of records journaled by an earlier broker are written into \
+                     the store",
+                    len / 1024
+                ),
+            );
+        }
+    }
+    let store_thread = std::thread::Builder::new()
+        .name("clippy-broker-store".into())
+        .spawn(move || worker.run(&store_rx));
+    let mut journaler = Journaler {
+        journal,
+        problem: journal_problem,
+        store: store_jobs,
+        output: output.clone(),
+        waker: Arc::clone(waker),
+    };
+    if let Err(e) = store_thread {
+        journaler.log(
+            Level::Warn,
+            format!("history: cannot start the store's thread: {e}; nothing is stored"),
+        );
+    }
     let mut gate = test_gate();
     while let Ok(first) = jobs.recv() {
         pass_gate(&mut gate);
-        // Whatever queued up behind the first job goes with it: records in one transaction.
+        // Whatever queued up behind the first job goes with it: records in one append.
         let mut batch = vec![first];
+        let mut gone = false;
         loop {
             match jobs.try_recv() {
                 Ok(job) => batch.push(job),
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
-                    worker.run_batch(batch);
-                    return;
+                    gone = true;
+                    break;
                 }
             }
         }
-        worker.run_batch(batch);
-        if worker
-            .last_prune
-            .is_none_or(|at: Instant| at.elapsed() >= PRUNE_EVERY)
-        {
-            worker.prune();
+        journaler.run_batch(batch);
+        if gone {
+            break;
         }
     }
+    // Dropping the journaler closes the store thread's channel: it writes what is journaled
+    // for a while, then ends; the rest stays in the journal for the next broker.
 }
 
-struct Worker {
-    store: Store,
-    dir: PathBuf,
-    limits: Limits,
-    /// Why the store cannot be written now, once a write failed.
-    problem: Option<String>,
+/// Takes the lock, whatever a panicking holder left.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the journaling thread hands the store's thread.
+enum StoreJob {
+    /// Records were journaled.
+    Journaled,
+    /// Answer this query (once everything journaled before it is in the store).
+    Query {
+        conn: ConnId,
+        id: u32,
+        query: HistoryQuery,
+    },
+    /// Records that could not be journaled: store them (after what is journaled), then send
+    /// these acknowledgements.
+    Direct(Vec<HistoryRecord>, Vec<(ConnId, Message)>),
+}
+
+/// The journaling thread: appends records to the journal and acknowledges them. It does little
+/// work per record, so it runs at the event loop's priority.
+struct Journaler {
+    journal: Option<Arc<Mutex<Journal>>>,
+    /// Why the journal cannot be written now, once an append failed (shown by `history_status`).
+    problem: Arc<Mutex<Option<String>>>,
+    store: Sender<StoreJob>,
     output: Sender<HistoryOutput>,
     waker: Arc<Waker>,
-    last_prune: Option<Instant>,
 }
 
-impl Worker {
-    /// Runs `batch` in order: consecutive records in one transaction, each query after them.
+impl Journaler {
+    /// Runs `batch` in order: consecutive records in one append, each query after them.
     fn run_batch(&mut self, batch: Vec<HistoryJob>) {
         let mut records = Vec::new();
         let mut acks = Vec::new();
@@ -178,41 +280,260 @@ impl Worker {
                 HistoryJob::Ack(conn, reply) => acks.push((conn, reply)),
                 HistoryJob::Query { conn, id, query } => {
                     self.write(&mut records, &mut acks);
-                    let reply = self.answer(id, query);
-                    self.send(HistoryOutput::Reply(conn, reply));
+                    let _ = self.store.send(StoreJob::Query { conn, id, query });
                 }
             }
         }
         self.write(&mut records, &mut acks);
     }
 
-    /// Stores `records` in one transaction, then sends the acknowledgements.
+    /// Journals `records` and sends the acknowledgements; without a journal, or when it cannot
+    /// be written, the store's thread stores them and then acknowledges.
     fn write(&mut self, records: &mut Vec<HistoryRecord>, acks: &mut Vec<(ConnId, Message)>) {
-        if records.is_empty() {
-            for (conn, reply) in acks.drain(..) {
-                self.send(HistoryOutput::Reply(conn, reply));
-            }
+        if records.is_empty() && acks.is_empty() {
             return;
         }
         let owned: Vec<HistoryRecord> = std::mem::take(records);
-        // What the rows borrow that the records do not hold as text: an event's JSON (as it is
-        // sent), a turn's id.
-        let texts: Vec<String> = owned
-            .iter()
-            .map(|record| match record {
-                HistoryRecord::Event { event, .. } => {
-                    serde_json::to_string(event).unwrap_or_default()
+        let acks: Vec<(ConnId, Message)> = std::mem::take(acks);
+        let appended = match &self.journal {
+            Some(journal) if !owned.is_empty() => {
+                let texts = texts_of(&owned);
+                let rows = rows_of(&owned, &texts);
+                let appended = lock(journal).append(&rows);
+                match appended {
+                    Ok(()) => {
+                        if let Some(problem) = lock(&self.problem).take() {
+                            self.log(
+                                Level::Info,
+                                format!(
+                                    "history: the journal takes writes again (after: {problem})"
+                                ),
+                            );
+                        }
+                        true
+                    }
+                    Err(e) => {
+                        let problem = e.to_string();
+                        let mut held = lock(&self.problem);
+                        if held.as_deref() != Some(problem.as_str()) {
+                            *held = Some(problem.clone());
+                            drop(held);
+                            self.log(
+                                Level::Warn,
+                                format!(
+                                    "history: cannot journal {} records: {problem}; they go \
+                                     straight into the store, and turns are acknowledged once \
+                                     stored",
+                                    owned.len()
+                                ),
+                            );
+                        }
+                        false
+                    }
                 }
-                HistoryRecord::Turn { record, .. } => record.turn_id().to_string(),
-                _ => String::new(),
-            })
-            .collect();
-        let rows: Vec<clippy_history::Record<'_>> = owned
+            }
+            Some(_) => true,
+            None => false,
+        };
+        if appended {
+            for (conn, reply) in acks {
+                self.send(HistoryOutput::Reply(conn, reply));
+            }
+            if !owned.is_empty() {
+                self.send(HistoryOutput::Written(
+                    owned.iter().map(history_weight).sum(),
+                ));
+                let _ = self.store.send(StoreJob::Journaled);
+            }
+        } else if self.store.send(StoreJob::Direct(owned, acks)).is_err() {
+            // No store thread: nothing is stored, as a failed write.
+        }
+    }
+
+    fn log(&self, level: Level, line: String) {
+        self.send(HistoryOutput::Log(level, line));
+    }
+
+    fn send(&self, output: HistoryOutput) {
+        if self.output.send(output).is_ok() {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+/// What the rows borrow that the records do not hold as text: an event's JSON (as it is sent),
+/// a turn's id.
+fn texts_of(records: &[HistoryRecord]) -> Vec<String> {
+    records
+        .iter()
+        .map(|record| match record {
+            HistoryRecord::Event { event, .. } => serde_json::to_string(event).unwrap_or_default(),
+            HistoryRecord::Turn { record, .. } => record.turn_id().to_string(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+fn rows_of<'a>(
+    records: &'a [HistoryRecord],
+    texts: &'a [String],
+) -> Vec<clippy_history::Record<'a>> {
+    records
+        .iter()
+        .zip(texts)
+        .map(|(record, text)| row_of(record, text))
+        .collect()
+}
+
+/// The store's thread: writes the journal into the store, answers queries, prunes.
+struct Worker {
+    store: Store,
+    /// Where records wait for the store; `None` without one.
+    journal: Option<Arc<Mutex<Journal>>>,
+    /// The journal's problem, for `history_status`.
+    journal_problem: Arc<Mutex<Option<String>>>,
+    dir: PathBuf,
+    limits: Limits,
+    /// Why the store cannot be written now, once a write failed.
+    problem: Option<String>,
+    output: Sender<HistoryOutput>,
+    waker: Arc<Waker>,
+    last_prune: Option<Instant>,
+    /// Whether the journal is written into the store (always, but in a test of
+    /// [`TEST_NO_DRAIN_ENV`]).
+    drain: bool,
+    /// Records in the next portion written from the journal into the store.
+    portion: usize,
+}
+
+impl Worker {
+    /// Runs until the journaling thread is gone.
+    fn run(mut self, jobs: &Receiver<StoreJob>) {
+        // Best effort: at worst the store competes with the sessions as an equal.
+        clippy_pty::lower_this_thread(NICE);
+        self.prune();
+        loop {
+            // Records journaled and not in the store yet are written between jobs, a portion
+            // at a time.
+            let job = if self.journal_unread() {
+                match jobs.try_recv() {
+                    Ok(job) => {
+                        self.portion = DRAIN_MIN;
+                        job
+                    }
+                    Err(TryRecvError::Empty) => {
+                        if self.drain_portion() {
+                            continue;
+                        }
+                        // The store failed: try again with the next job, or in a while.
+                        match jobs.recv_timeout(RETRY) {
+                            Ok(job) => job,
+                            Err(RecvTimeoutError::Timeout) => continue,
+                            Err(RecvTimeoutError::Disconnected) => break,
+                        }
+                    }
+                    Err(TryRecvError::Disconnected) => break,
+                }
+            } else {
+                match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                }
+            };
+            match job {
+                StoreJob::Journaled => {}
+                StoreJob::Query { conn, id, query } => {
+                    // A query sees every record asked for before it: it waits for the journal
+                    // to be written in, but for a turn (read from the journal, or from the store
+                    // when the journal has none) and the status.
+                    let waits = !matches!(
+                        query,
+                        HistoryQuery::Turn { .. } | HistoryQuery::Status { .. }
+                    );
+                    if waits {
+                        while self.journal_unread() && self.drain_portion() {}
+                    }
+                    let reply = self.answer(id, query);
+                    self.send(HistoryOutput::Reply(conn, reply));
+                }
+                StoreJob::Direct(records, acks) => {
+                    // In order: what is journaled before these goes into the store first.
+                    while self.journal_unread() && self.drain_portion() {}
+                    let texts = texts_of(&records);
+                    let rows = rows_of(&records, &texts);
+                    self.store_rows(&rows);
+                    for (conn, reply) in acks {
+                        self.send(HistoryOutput::Reply(conn, reply));
+                    }
+                    if !records.is_empty() {
+                        self.send(HistoryOutput::Written(
+                            records.iter().map(history_weight).sum(),
+                        ));
+                    }
+                }
+            }
+            if self
+                .last_prune
+                .is_none_or(|at: Instant| at.elapsed() >= PRUNE_EVERY)
+            {
+                self.prune();
+            }
+        }
+        // The broker stops: what is journaled goes into the store for a while; the rest stays
+        // in the journal for the next broker.
+        let deadline = Instant::now() + DRAIN_AT_EXIT;
+        while self.journal_unread() && Instant::now() < deadline && self.drain_portion() {}
+    }
+
+    /// Whether the journal holds records not in the store yet.
+    fn journal_unread(&self) -> bool {
+        self.drain && self.journal.as_ref().is_some_and(|j| lock(j).unread() > 0)
+    }
+
+    /// Writes the next portion of the journal into the store in one transaction, and empties
+    /// the journal once all of it is in. `false` when the store (or the journal) failed: the
+    /// portion is read again next time.
+    fn drain_portion(&mut self) -> bool {
+        let Some(journal) = self.journal.clone() else {
+            return true;
+        };
+        let (offset, records) = {
+            let mut journal = lock(&journal);
+            let offset = journal.read_offset();
+            match journal.read(self.portion, DRAIN_BYTES) {
+                Ok(records) => (offset, records),
+                Err(e) => {
+                    drop(journal);
+                    self.note_problem(&e.to_string(), 0);
+                    return false;
+                }
+            }
+        };
+        let rows: Vec<clippy_history::Record<'_>> = records
             .iter()
-            .zip(&texts)
-            .map(|(record, text)| row_of(record, text))
+            .map(clippy_history::JournaledRecord::record)
             .collect();
-        match self.store.apply(&rows) {
+        if !self.store_rows(&rows) {
+            lock(&journal).rewind(offset);
+            return false;
+        }
+        self.portion = (self.portion * 2).min(DRAIN_MAX);
+        let mut journal = lock(&journal);
+        // Emptied only when nothing was appended meanwhile.
+        if journal.unread() == 0
+            && let Err(e) = journal.clear()
+        {
+            drop(journal);
+            self.note_problem(&e.to_string(), 0);
+            return false;
+        }
+        true
+    }
+
+    /// Writes `rows` into the store in one transaction; logs a failure (once per cause) and
+    /// clears it on success.
+    fn store_rows(&mut self, rows: &[clippy_history::Record<'_>]) -> bool {
+        match self.store.apply(rows) {
             Ok(()) => {
                 if let Some(problem) = self.problem.take() {
                     self.log(
@@ -220,28 +541,28 @@ impl Worker {
                         format!("history: the store takes writes again (after: {problem})"),
                     );
                 }
+                true
             }
             Err(e) => {
-                let problem = e.to_string();
-                if self.problem.as_deref() != Some(problem.as_str()) {
-                    self.log(
-                        Level::Warn,
-                        format!(
-                            "history: cannot store {} records in {}: {problem}; live operation goes on, they are not stored",
-                            rows.len(),
-                            self.dir.display()
-                        ),
-                    );
-                }
-                self.problem = Some(problem);
+                self.note_problem(&e.to_string(), rows.len());
+                false
             }
         }
-        for (conn, reply) in acks.drain(..) {
-            self.send(HistoryOutput::Reply(conn, reply));
+    }
+
+    /// Logs a failure to write `count` records, once per cause.
+    fn note_problem(&mut self, problem: &str, count: usize) {
+        if self.problem.as_deref() != Some(problem) {
+            self.log(
+                Level::Warn,
+                format!(
+                    "history: cannot store {count} records in {}: {problem}; live operation goes \
+                     on",
+                    self.dir.display()
+                ),
+            );
         }
-        self.send(HistoryOutput::Written(
-            owned.iter().map(history_weight).sum(),
-        ));
+        self.problem = Some(problem.to_owned());
     }
 
     fn answer(&mut self, id: u32, query: HistoryQuery) -> Message {
@@ -361,6 +682,7 @@ impl Worker {
                         problem: self
                             .problem
                             .clone()
+                            .or_else(|| lock(&self.journal_problem).clone())
                             .or_else(|| status_problem(skipped, holding)),
                     },
                 },
@@ -415,8 +737,60 @@ impl Worker {
         }
     }
 
-    /// A turn by id, or the latest of the sessions a session argument names.
+    /// A turn in the journal, by id or session key, as the store would give it.
+    fn journaled_turn(&self, which: &str) -> Option<StoredTurn> {
+        let journal = self.journal.as_ref()?;
+        let Ok(Some(clippy_history::JournaledRecord::Turn {
+            turn_id,
+            session,
+            seq,
+            started_at,
+            ended_at,
+            input,
+            content,
+            text,
+            message,
+            interrupted,
+            truncated,
+            exit_code,
+            cwd,
+            spool_span,
+        })) = lock(journal).turn(which)
+        else {
+            return None;
+        };
+        Some(StoredTurn {
+            summary: TurnSummary {
+                turn_id,
+                session,
+                seq,
+                session_name: None,
+                command: Vec::new(),
+                cwd,
+                started_at,
+                ended_at,
+                input,
+                exit_code,
+                interrupted,
+                truncated,
+                spool_span,
+                content_bytes: content.len() as u64,
+                text_bytes: text.len() as u64,
+                message_bytes: message.as_ref().map(|m| m.len() as u64),
+                session_ended_at: None,
+            },
+            content,
+            text,
+            message,
+        })
+    }
+
+    /// A turn by id, or the latest of the sessions a session argument names: from the journal
+    /// when it has it, else from the store.
     fn stored_turn(&self, which: &str) -> Result<Option<StoredTurn>, HistoryError> {
+        if let Some(turn) = self.journaled_turn(which) {
+            return Ok(Some(turn));
+        }
         if which.contains(':') {
             self.store.get_turn(which)
         } else {

@@ -465,3 +465,73 @@ fn a_stalled_store_holds_acknowledgements_and_stores_every_turn_once_it_catches_
         broker.stderr()
     );
 }
+
+#[test]
+fn turns_acknowledged_into_the_journal_are_served_from_it_and_stored_by_the_next_broker_after_a_kill()
+ {
+    // The history thread journals and acknowledges but never writes the journal into the
+    // store: a store as slow as can be. The broker is then killed with that backlog.
+    let runtime = runtime_dir();
+    let mut args = keep_for_ever(&runtime);
+    args.extend(["--ring-depth".into(), "4".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let flag = runtime.path().join("no-drain");
+    let mut broker = Broker::start_with(
+        runtime,
+        &args,
+        &[(clippy_broker::history::TEST_NO_DRAIN_ENV, &flag)],
+    );
+    let mut w = broker.wrapper("jjj", Some("rev"), false);
+    const TURNS: u64 = 40;
+    for seq in 1..=TURNS {
+        // `report` returns once the turn is acknowledged (turn_recorded).
+        let text = format!("journaled {seq} ").repeat(200);
+        report(&mut w, "jjj", seq, text.as_bytes(), &text);
+    }
+    let store_dir = broker.runtime().join("state/clippy");
+    let journal = store_dir.join(clippy_history::JOURNAL_FILE);
+    let journaled = fs::metadata(&journal).map(|m| m.len()).unwrap_or(0);
+    assert!(journaled > 0, "nothing in {}", journal.display());
+    let mut client = broker.client();
+    assert_eq!(
+        stored(&mut client),
+        Vec::<String>::new(),
+        "the store was written"
+    );
+    // A turn out of the ring (4 deep) and not in the store is read from the journal, at once.
+    let first = "journaled 1 ".repeat(200);
+    assert_eq!(content(&mut client, "jjj:1"), first.as_bytes());
+    drop(w);
+    broker.kill();
+
+    // Half a frame more, as if the broker had been killed in the middle of an append.
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .expect("the journal");
+    std::io::Write::write_all(&mut file, &[200, 0, 0, 0, 1, 2, 3, 4, 9]).expect("a torn frame");
+    drop(file);
+
+    let runtime = broker.take_runtime();
+    let broker = start(runtime);
+    let mut client = broker.client();
+    // A query sees every record journaled before it.
+    let mut ids = stored(&mut client);
+    ids.sort_by_key(|id| id.trim_start_matches("jjj:").parse::<u64>().unwrap_or(0));
+    let expected: Vec<String> = (1..=TURNS).map(|seq| format!("jjj:{seq}")).collect();
+    assert_eq!(ids, expected, "{}", broker.stderr());
+    let text = format!("journaled {TURNS} ").repeat(200);
+    assert_eq!(
+        content(&mut client, &format!("jjj:{TURNS}")),
+        text.as_bytes()
+    );
+    assert!(
+        broker.stderr().contains("journaled by an earlier broker"),
+        "{}",
+        broker.stderr()
+    );
+    // Written in, the journal is emptied.
+    status_until(&mut client, "the journal emptied", |_| {
+        fs::metadata(&journal).map(|m| m.len()).unwrap_or(1) == 0
+    });
+}

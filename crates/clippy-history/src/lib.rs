@@ -60,6 +60,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod journal;
 mod query;
 mod read;
 mod record;
@@ -67,6 +68,7 @@ mod schema;
 mod store;
 
 pub use error::{Cause, HistoryError};
+pub use journal::{JOURNAL_FILE, Journal, JournaledRecord};
 pub use query::{
     Deleted, HistoryQuery, QuerySyntax, SearchHit, SearchQuery, StoreStats, StoredEvent,
     StoredSession, StoredTurn, TurnSummary, words_to_fts,

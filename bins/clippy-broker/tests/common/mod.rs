@@ -94,6 +94,12 @@ impl Broker {
     pub fn stop(&mut self) -> ExitStatus {
         self.inner.stop()
     }
+
+    /// Kills it (SIGKILL: no chance to finish anything) and reaps it.
+    #[allow(dead_code)] // not every test binary kills its broker
+    pub fn kill(&mut self) {
+        self.inner.kill();
+    }
 }
 
 pub fn session_info(session: &str, name: Option<&str>, bracketed_paste: bool) -> SessionInfo {
