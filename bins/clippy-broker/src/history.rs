@@ -73,6 +73,10 @@ const JOURNAL_MAX: u64 = 4 << 30;
 const DRAIN_MIN: usize = 4;
 const DRAIN_MAX: usize = 256;
 const DRAIN_BYTES: u64 = 4 << 20;
+/// While records keep coming, the store thread rests this many times as long as its last
+/// portion took before the next: it writes the journal in a fifth of the time at most, and at
+/// full speed once the sessions are quiet.
+const REST: u32 = 4;
 /// How long a store that failed waits for the next try when no job comes.
 const RETRY: Duration = Duration::from_secs(1);
 /// How long a stopping broker goes on writing its journal into the store; the rest is written
@@ -167,6 +171,7 @@ pub fn run(
         last_prune: None,
         drain: std::env::var_os(TEST_NO_DRAIN_ENV).is_none(),
         portion: DRAIN_MIN,
+        pause_until: None,
     };
     if let Some(problem) = opened.journal_problem {
         worker.log(
@@ -404,6 +409,8 @@ struct Worker {
     drain: bool,
     /// Records in the next portion written from the journal into the store.
     portion: usize,
+    /// The store rests until then (see [`REST`]).
+    pause_until: Option<Instant>,
 }
 
 impl Worker {
@@ -415,14 +422,32 @@ impl Worker {
         loop {
             // Records journaled and not in the store yet are written between jobs, a portion
             // at a time.
-            let job = if self.journal_unread() {
+            let job = if let Some(until) = self.pause_until {
+                // Resting after a portion while records keep coming: jobs are still taken.
+                match jobs.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.pause_until = None;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else if self.journal_unread() {
                 match jobs.try_recv() {
                     Ok(job) => {
                         self.portion = DRAIN_MIN;
                         job
                     }
                     Err(TryRecvError::Empty) => {
+                        let started = Instant::now();
+                        let records_came = self.portion == DRAIN_MIN;
                         if self.drain_portion() {
+                            // While the sessions keep the journal growing, the store takes
+                            // a part of the time only: its CPU is charged to the broker's
+                            // share, which the event loop needs.
+                            if records_came {
+                                self.pause_until = Some(Instant::now() + started.elapsed() * REST);
+                            }
                             continue;
                         }
                         // The store failed: try again with the next job, or in a while.
@@ -440,6 +465,9 @@ impl Worker {
                     Err(_) => break,
                 }
             };
+            if matches!(job, StoreJob::Journaled) {
+                self.portion = DRAIN_MIN;
+            }
             match job {
                 StoreJob::Journaled => {}
                 StoreJob::Query { conn, id, query } => {
