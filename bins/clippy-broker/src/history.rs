@@ -74,9 +74,9 @@ const DRAIN_MIN: usize = 4;
 const DRAIN_MAX: usize = 256;
 const DRAIN_BYTES: u64 = 4 << 20;
 /// While records keep coming, the store thread rests this many times as long as its last
-/// portion took before the next: it writes the journal in a fifth of the time at most, and at
+/// portion took before the next: it writes the journal in a tenth of the time at most, and at
 /// full speed once the sessions are quiet.
-const REST: u32 = 4;
+const REST: u32 = 9;
 /// How long a store that failed waits for the next try when no job comes.
 const RETRY: Duration = Duration::from_secs(1);
 /// How long a stopping broker goes on writing its journal into the store; the rest is written
