@@ -1,7 +1,7 @@
 //! The dashboard's requests as client-layer calls: which `clippy-client` call each
 //! [`Action`] is, what its reply says, and which label a failure gets. The binary runs
-//! [`Requests::serve`] on its own thread and hands each [`Reply`] back to the [`App`]
-//! (crate::App); the rules (the labels, which failures drop the connection, which queued
+//! [`Requests::serve`] on its own thread and hands each [`Reply`] back to the
+//! [`App`](crate::App); the rules (the labels, which failures drop the connection, which queued
 //! requests are made once) are the functions here, with no I/O.
 
 use std::time::Duration;
@@ -11,7 +11,7 @@ use clippy_proto::Format;
 
 use crate::app::{Action, Reply};
 
-/// The name [`Requests::answer`] gives the broker as who answered a waiting permission.
+/// The name [`Requests::serve`] gives the broker as who answered a waiting permission.
 pub const ANSWERED_BY: &str = "clippy-ctl dash";
 /// How long a `send` waits for the wrapper to take the text.
 const SEND_WAIT: Duration = Duration::from_secs(5);
