@@ -514,6 +514,11 @@ impl Worker {
     }
 
     /// Whether the journal holds records not in the store yet.
+    /// `count` of the journal (0 without one), e.g. its turns not written in yet.
+    fn journaled(&self, count: fn(&Journal) -> u64) -> u64 {
+        self.journal.as_ref().map_or(0, |j| count(&lock(j)))
+    }
+
     fn journal_unread(&self) -> bool {
         self.drain && self.journal.as_ref().is_some_and(|j| lock(j).unread() > 0)
     }
@@ -704,8 +709,10 @@ impl Worker {
                     history: HistoryInfo {
                         enabled: true,
                         path: Some(self.dir.display().to_string()),
-                        turns: stats.turns,
-                        events: stats.events,
+                        // What the history holds: the database, and what is acknowledged into
+                        // the journal but not written in yet (the status does not wait for it).
+                        turns: stats.turns + self.journaled(Journal::unread_turns),
+                        events: stats.events + self.journaled(Journal::unread_events),
                         bytes: stats.bytes,
                         problem: self
                             .problem

@@ -54,6 +54,10 @@ pub struct Journal {
     latest: HashMap<String, (u64, u64)>,
     /// The sessions' names in the file (name → key; the newest session of a name).
     names: HashMap<String, String>,
+    /// Where each turn's and each event's frame starts, in file order: what is past the read
+    /// offset is not in the database yet ([`Journal::unread_turns`]).
+    turn_frames: Vec<u64>,
+    event_frames: Vec<u64>,
 }
 
 /// A record read back from the journal, owning its fields; [`JournaledRecord::record`] borrows
@@ -209,6 +213,8 @@ impl Journal {
             turns: HashMap::new(),
             latest: HashMap::new(),
             names: HashMap::new(),
+            turn_frames: Vec::new(),
+            event_frames: Vec::new(),
         };
         journal.scan()?;
         Ok(journal)
@@ -224,6 +230,19 @@ impl Journal {
     #[must_use]
     pub fn unread(&self) -> u64 {
         self.len - self.read_at
+    }
+
+    /// Turns in the journal not read back yet: on the store's thread, between portions, the
+    /// turns acknowledged that are not in the database yet.
+    #[must_use]
+    pub fn unread_turns(&self) -> u64 {
+        unread(&self.turn_frames, self.read_at)
+    }
+
+    /// Events in the journal not read back yet, as [`Journal::unread_turns`].
+    #[must_use]
+    pub fn unread_events(&self) -> u64 {
+        unread(&self.event_frames, self.read_at)
     }
 
     /// Bytes in the file.
@@ -255,6 +274,7 @@ impl Journal {
     pub fn append(&mut self, records: &[Record<'_>]) -> Result<()> {
         let mut buf = Vec::new();
         let mut offsets = Vec::new();
+        let mut events = Vec::new();
         for record in records {
             let start = buf.len();
             match record {
@@ -277,6 +297,7 @@ impl Journal {
             buf[start + 4..start + HEADER].copy_from_slice(&hash.to_le_bytes());
             if let Record::Event(e) = record {
                 self.max_event_seq = self.max_event_seq.max(e.seq);
+                events.push(start as u64);
             }
         }
         let op = "append to the journal";
@@ -296,6 +317,9 @@ impl Journal {
             .and_then(|()| self.file.flush());
         match written {
             Ok(()) => {
+                let len = self.len;
+                self.event_frames
+                    .extend(events.iter().map(|start| len + start));
                 for (turn_id, session, seq, start) in offsets {
                     self.index(turn_id, session, seq, self.len + start);
                 }
@@ -358,6 +382,8 @@ impl Journal {
         self.turns = HashMap::new();
         self.latest = HashMap::new();
         self.names = HashMap::new();
+        self.turn_frames = Vec::new();
+        self.event_frames = Vec::new();
         Ok(())
     }
 
@@ -385,6 +411,7 @@ impl Journal {
 
     fn index(&mut self, turn_id: &str, session: &str, seq: u64, at: u64) {
         self.turns.insert(turn_id.to_owned(), at);
+        self.turn_frames.push(at);
         let newest = self.latest.entry(session.to_owned()).or_insert((seq, at));
         if seq >= newest.0 {
             *newest = (seq, at);
@@ -406,6 +433,7 @@ impl Journal {
                     match decode(&payload) {
                         Some(JournaledRecord::Event { seq, .. }) => {
                             self.max_event_seq = self.max_event_seq.max(seq);
+                            self.event_frames.push(at);
                         }
                         Some(JournaledRecord::Turn {
                             turn_id,
@@ -681,6 +709,11 @@ fn decode(payload: &[u8]) -> Option<JournaledRecord> {
         _ => return None,
     };
     Some(record)
+}
+
+/// How many of `frames` (offsets in file order) start at or past `read_at`.
+fn unread(frames: &[u64], read_at: u64) -> u64 {
+    (frames.len() - frames.partition_point(|&at| at < read_at)) as u64
 }
 
 #[cfg(test)]

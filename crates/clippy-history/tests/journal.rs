@@ -179,3 +179,41 @@ fn what_is_read_from_the_journal_goes_into_the_store_and_again_harmlessly() {
     drop(store);
     fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_turns_and_events_not_read_back_yet_are_counted_before_and_after_a_reopen() {
+    let dir = dir("unread");
+    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let event = |seq| {
+        Record::Event(EventRecord {
+            seq,
+            time: 1,
+            kind: "turn.completed",
+            session: Some("s"),
+            payload: "{}",
+        })
+    };
+    journal
+        .append(&[turn("s:1", 1, "one"), event(1), turn("s:2", 2, "two")])
+        .expect("append");
+    journal
+        .append(&[event(2), turn("s:3", 3, "three")])
+        .expect("append");
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (3, 2));
+    assert_eq!(journal.read(2, u64::MAX).expect("read").len(), 2);
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (2, 1));
+    let offset = journal.read_offset();
+    assert_eq!(journal.read(10, u64::MAX).expect("read").len(), 3);
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (0, 0));
+    // A portion the store failed to take is read again, and counted again.
+    journal.rewind(offset);
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (2, 1));
+    drop(journal);
+    // A restarted broker reads the whole journal again.
+    let mut journal = Journal::open(&dir, u64::MAX).expect("reopen");
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (3, 2));
+    journal.read(10, u64::MAX).expect("read");
+    journal.clear().expect("clear");
+    assert_eq!((journal.unread_turns(), journal.unread_events()), (0, 0));
+    let _ = fs::remove_dir_all(&dir);
+}
