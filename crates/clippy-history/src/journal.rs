@@ -475,6 +475,11 @@ impl Journal {
         }
         let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let hash = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        // A length past the file's end is a torn or damaged header: nothing is allocated for it
+        // (it may say 4 GiB).
+        if at + HEADER as u64 + u64::from(len) > self.len {
+            return Ok(None);
+        }
         let mut payload = vec![0u8; len as usize];
         if !self.read_exact_at(&mut payload, at + HEADER as u64, op)? || checksum(&payload) != hash
         {

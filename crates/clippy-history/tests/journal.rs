@@ -217,3 +217,26 @@ fn the_turns_and_events_not_read_back_yet_are_counted_before_and_after_a_reopen(
     assert_eq!((journal.unread_turns(), journal.unread_events()), (0, 0));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Found by the `history_journal` fuzz target: a damaged header saying ~4 GiB had that much
+/// allocated before the read found the file's end (out of memory under the fuzzer's limit).
+#[test]
+fn a_header_whose_length_runs_past_the_end_is_cut_off_like_a_torn_frame() {
+    let dir = dir("long-header");
+    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    journal.append(&[turn("s:1", 1, "one")]).expect("append");
+    let whole = journal.len();
+    drop(journal);
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join(JOURNAL_FILE))
+        .expect("file");
+    file.write_all(&[0xf0, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5])
+        .expect("damaged header");
+    drop(file);
+    let mut journal = Journal::open(&dir, u64::MAX).expect("reopen");
+    assert_eq!(journal.len(), whole);
+    assert_eq!(journal.unread_turns(), 1);
+    assert_eq!(journal.read(10, u64::MAX).expect("read").len(), 1);
+    let _ = fs::remove_dir_all(&dir);
+}

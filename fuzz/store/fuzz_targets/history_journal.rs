@@ -1,0 +1,175 @@
+//! The history journal (`history.journal`) opened on a damaged file, as a broker does at start,
+//! and every read the broker makes of it: turns by id, by session key and by name, the records
+//! in portions (and again after a rewind), the counts of what is not read back yet, and the
+//! records written into a store.
+//!
+//! A small valid journal is made once (sessions, turns, events, a session's end). Each input
+//! picks it or not and damages it: `[pick, damage…]`. `pick & 0x80`: the file is the damage bytes
+//! themselves (any bytes); else the damage is a list of records `[op, a, b, len, bytes…]` on
+//! blocks of 64 bytes: `op % 3` 0 truncates the file to `a·64 + b` bytes; 1 overwrites block `a`
+//! at offset `b % 64` with the bytes; 2 copies block `a` over block `b`.
+//!
+//! Checks: no panic, no crash, no hang; an error is a `HistoryError` that names the file
+//! (`history store …`); a journal that opens reads back whole records only, and a store takes
+//! them (its errors name the store too).
+#![no_main]
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use clippy_history::{
+    EventRecord, HistoryError, JOURNAL_FILE, Journal, Record, SessionEnd, SessionRecord, Store,
+    TurnRecord,
+};
+use libfuzzer_sys::fuzz_target;
+
+const BLOCK: usize = 64;
+
+/// The folder the damaged journals are opened in, one per fuzzing process.
+static DIR: LazyLock<PathBuf> = LazyLock::new(|| {
+    let dir = std::env::temp_dir().join(format!("clippy-fuzz-journal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+});
+
+/// A valid journal's bytes.
+static JOURNAL: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let make = DIR.join("make");
+    std::fs::create_dir_all(&make).expect("a folder to make the journal in");
+    let mut journal = Journal::open(&make, u64::MAX).expect("a new journal");
+    let command = vec!["claude".to_owned()];
+    let text = "The migration drops a column; the reviewer asks why.".repeat(3);
+    let ids: Vec<String> = (1..=4).map(|seq| format!("aaa:{seq}")).collect();
+    let mut records = vec![Record::Session(SessionRecord {
+        key: "aaa",
+        name: Some("rev"),
+        command: &command,
+        cwd: Some("/src/app"),
+        started_at: 1_000,
+    })];
+    for (seq, id) in (1u64..).zip(&ids) {
+        records.push(Record::Turn(TurnRecord {
+            turn_id: id,
+            session: "aaa",
+            seq,
+            started_at: Some(1_000 + seq * 10),
+            ended_at: 1_005 + seq * 10,
+            input: Some("explain the migration"),
+            content: text.as_bytes(),
+            text: &text,
+            message: (seq % 2 == 0).then_some("**Done.**"),
+            interrupted: seq == 3,
+            truncated: seq == 4,
+            exit_code: Some(0),
+            cwd: Some("/src/app"),
+            spool_span: Some((seq * 100, seq * 100 + 90)),
+        }));
+        records.push(Record::Event(EventRecord {
+            seq,
+            time: 1_006 + seq * 10,
+            kind: "turn.completed",
+            session: Some("aaa"),
+            payload: r#"{"type":"turn.completed","session":"aaa"}"#,
+        }));
+    }
+    records.push(Record::SessionEnd(SessionEnd {
+        key: "aaa",
+        ended_at: 3_000,
+        exit_code: Some(1),
+        signal: None,
+    }));
+    // Two appends, as a journaling thread makes them batch by batch.
+    let (first, second) = records.split_at(4);
+    journal.append(first).expect("appended");
+    journal.append(second).expect("appended");
+    drop(journal);
+    let bytes = std::fs::read(make.join(JOURNAL_FILE)).expect("the journal's file");
+    let _ = std::fs::remove_dir_all(&make);
+    bytes
+});
+
+fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
+    while let [op, a, b, len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        let (bytes, after) = tail.split_at(len);
+        rest = after;
+        let blocks = file.len().div_ceil(BLOCK).max(1);
+        let block = |n: u8| usize::from(n) % blocks * BLOCK;
+        match op % 3 {
+            0 => file.truncate(usize::from(*a) * BLOCK + usize::from(*b)),
+            1 => {
+                let at = block(*a) + usize::from(*b) % BLOCK;
+                for (i, byte) in bytes.iter().enumerate() {
+                    if let Some(slot) = file.get_mut(at + i) {
+                        *slot = *byte;
+                    }
+                }
+            }
+            _ => {
+                let (from, to) = (block(*a), block(*b));
+                let n = BLOCK.min(file.len().saturating_sub(from.max(to)));
+                file.copy_within(from..from + n, to);
+            }
+        }
+    }
+    file
+}
+
+fn clear(error: HistoryError) {
+    let message = error.to_string();
+    assert!(message.contains("history store"), "{message}");
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [pick, rest @ ..] = data else {
+        return;
+    };
+    let file = if pick & 0x80 != 0 {
+        rest.to_vec()
+    } else {
+        damage(JOURNAL.clone(), rest)
+    };
+    let dir = &*DIR;
+    let _ = std::fs::remove_dir_all(dir.join("store"));
+    std::fs::create_dir_all(dir.join("store")).expect("the store's folder");
+    std::fs::write(dir.join(JOURNAL_FILE), &file).expect("write the damaged journal");
+    let mut journal = match Journal::open(dir, u64::MAX) {
+        Ok(journal) => journal,
+        Err(e) => return clear(e),
+    };
+    // What a broker reads: the whole frames only, none past the file.
+    assert!(journal.len() <= file.len() as u64);
+    let turns = journal.unread_turns();
+    for which in ["aaa:1", "aaa:4", "aaa", "rev", "zzz", ""] {
+        if let Err(e) = journal.turn(which) {
+            clear(e);
+        }
+    }
+    let start = journal.read_offset();
+    let mut records = Vec::new();
+    loop {
+        match journal.read(3, 256) {
+            Ok(portion) if portion.is_empty() => break,
+            Ok(portion) => records.extend(portion),
+            Err(e) => return clear(e),
+        }
+    }
+    assert_eq!(journal.unread_turns(), 0);
+    assert!(records.len() as u64 >= turns);
+    journal.rewind(start);
+    assert_eq!(journal.unread_turns(), turns);
+    // Into a store, as the store thread writes it in; then emptied.
+    let mut store = match Store::open(&dir.join("store")) {
+        Ok(store) => store,
+        Err(e) => return clear(e),
+    };
+    let borrowed: Vec<Record<'_>> = records.iter().map(|r| r.record()).collect();
+    if let Err(e) = store.apply(&borrowed) {
+        clear(e);
+    }
+    if let Err(e) = journal.clear() {
+        clear(e);
+    }
+    assert_eq!(journal.len(), 0);
+});
