@@ -555,11 +555,12 @@ mod tests {
         assert!(cores.contains(&"broker_state".to_owned()), "{cores:?}");
         assert_eq!(
             store,
-            ["history_file"],
-            "the SQLite target is the store's alone"
+            ["history_file", "history_journal"],
+            "the history's targets (they link SQLite) are the store's alone"
         );
         assert_eq!(mcp, ["mcp_args"], "the MCP SDK's target is its own");
         assert!(!cores.contains(&"history_file".to_owned()), "{cores:?}");
+        assert!(!cores.contains(&"history_journal".to_owned()), "{cores:?}");
         assert!(!cores.contains(&"mcp_args".to_owned()), "{cores:?}");
     }
 
