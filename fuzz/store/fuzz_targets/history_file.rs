@@ -21,21 +21,14 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use clippy_history::{
-    EventRecord, HistoryQuery, QuerySyntax, Record, SearchQuery, SessionEnd, SessionRecord, Store,
-    TurnRecord,
-};
+use clippy_fuzz_store::{Known, clear, scratch_dir};
+use clippy_history::{HistoryQuery, QuerySyntax, SearchQuery, Store};
 use libfuzzer_sys::fuzz_target;
 
 const PAGE: usize = 4096;
 
 /// The folder the damaged files are opened in, one per fuzzing process.
-static DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!("clippy-fuzz-history-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
-});
+static DIR: LazyLock<PathBuf> = LazyLock::new(|| scratch_dir("history"));
 
 /// The files to damage: clippy's store, then three other programs' databases.
 static FILES: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
@@ -70,59 +63,10 @@ static FILES: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
 });
 
 fn clippy_store(dir: &std::path::Path) -> Vec<u8> {
-    let command = vec!["bash".to_owned(), "--norc".to_owned()];
     let mut store = Store::open(dir).expect("a new store");
-    let text = "The migration drops a column; the reviewer asks why. ".repeat(8);
-    let content = format!("\x1b[1m{text}\x1b[0m\r\n");
-    let mut records = vec![
-        Record::Session(SessionRecord {
-            key: "aaa",
-            name: Some("rev"),
-            command: &command,
-            cwd: Some("/src/app"),
-            started_at: 1_000,
-        }),
-        Record::Session(SessionRecord {
-            key: "bbb",
-            name: None,
-            command: &command,
-            cwd: None,
-            started_at: 2_000,
-        }),
-    ];
-    let ids: Vec<String> = (1..=6).map(|seq| format!("aaa:{seq}")).collect();
-    for (seq, id) in (1u64..).zip(&ids) {
-        records.push(Record::Turn(TurnRecord {
-            turn_id: id,
-            session: "aaa",
-            seq,
-            started_at: Some(1_000 + seq * 10),
-            ended_at: 1_005 + seq * 10,
-            input: Some("explain the migration"),
-            content: content.as_bytes(),
-            text: &text,
-            message: (seq % 2 == 0).then_some("**Done.**"),
-            interrupted: seq == 3,
-            truncated: false,
-            exit_code: Some(0),
-            cwd: Some("/src/app"),
-            spool_span: Some((seq * 100, seq * 100 + 90)),
-        }));
-        records.push(Record::Event(EventRecord {
-            seq,
-            time: 1_006 + seq * 10,
-            kind: "turn.completed",
-            session: Some("aaa"),
-            payload: r#"{"type":"turn.completed","session":"aaa"}"#,
-        }));
-    }
-    records.push(Record::SessionEnd(SessionEnd {
-        key: "bbb",
-        ended_at: 3_000,
-        exit_code: Some(1),
-        signal: None,
-    }));
-    store.apply(&records).expect("records stored");
+    store
+        .apply(&Known::default().records())
+        .expect("records stored");
     drop(store);
     std::fs::read(dir.join(clippy_history::DB_FILE)).expect("the store's file")
 }
@@ -159,11 +103,6 @@ fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
         }
     }
     file
-}
-
-fn clear(error: clippy_history::HistoryError) {
-    let message = error.to_string();
-    assert!(message.contains("history store"), "{message}");
 }
 
 fuzz_target!(|data: &[u8]| {

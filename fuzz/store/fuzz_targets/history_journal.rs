@@ -3,7 +3,7 @@
 //! in portions (and again after a rewind), the counts of what is not read back yet, and the
 //! records written into a store.
 //!
-//! A small valid journal is made once (sessions, turns, events, a session's end). Each input
+//! A small valid journal is made once from the known records (`clippy_fuzz_store::Known`). Each input
 //! picks it or not and damages it: `[pick, damage…]`. `pick & 0x80`: the file is the damage bytes
 //! themselves (any bytes); else the damage is a list of records `[op, a, b, len, bytes…]` on
 //! blocks of 64 bytes: `op % 3` 0 truncates the file to `a·64 + b` bytes; 1 overwrites block `a`
@@ -17,70 +17,24 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use clippy_history::{
-    EventRecord, HistoryError, JOURNAL_FILE, Journal, Record, SessionEnd, SessionRecord, Store,
-    TurnRecord,
-};
+use clippy_fuzz_store::{Known, clear, scratch_dir};
+use clippy_history::{JOURNAL_FILE, Journal, Record, Store};
 use libfuzzer_sys::fuzz_target;
 
 const BLOCK: usize = 64;
 
 /// The folder the damaged journals are opened in, one per fuzzing process.
-static DIR: LazyLock<PathBuf> = LazyLock::new(|| {
-    let dir = std::env::temp_dir().join(format!("clippy-fuzz-journal-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
-});
+static DIR: LazyLock<PathBuf> = LazyLock::new(|| scratch_dir("journal"));
 
-/// A valid journal's bytes.
+/// A valid journal's bytes: the known records in two appends, as a journaling thread makes
+/// them batch by batch.
 static JOURNAL: LazyLock<Vec<u8>> = LazyLock::new(|| {
     let make = DIR.join("make");
     std::fs::create_dir_all(&make).expect("a folder to make the journal in");
     let mut journal = Journal::open(&make, u64::MAX).expect("a new journal");
-    let command = vec!["claude".to_owned()];
-    let text = "The migration drops a column; the reviewer asks why.".repeat(3);
-    let ids: Vec<String> = (1..=4).map(|seq| format!("aaa:{seq}")).collect();
-    let mut records = vec![Record::Session(SessionRecord {
-        key: "aaa",
-        name: Some("rev"),
-        command: &command,
-        cwd: Some("/src/app"),
-        started_at: 1_000,
-    })];
-    for (seq, id) in (1u64..).zip(&ids) {
-        records.push(Record::Turn(TurnRecord {
-            turn_id: id,
-            session: "aaa",
-            seq,
-            started_at: Some(1_000 + seq * 10),
-            ended_at: 1_005 + seq * 10,
-            input: Some("explain the migration"),
-            content: text.as_bytes(),
-            text: &text,
-            message: (seq % 2 == 0).then_some("**Done.**"),
-            interrupted: seq == 3,
-            truncated: seq == 4,
-            exit_code: Some(0),
-            cwd: Some("/src/app"),
-            spool_span: Some((seq * 100, seq * 100 + 90)),
-        }));
-        records.push(Record::Event(EventRecord {
-            seq,
-            time: 1_006 + seq * 10,
-            kind: "turn.completed",
-            session: Some("aaa"),
-            payload: r#"{"type":"turn.completed","session":"aaa"}"#,
-        }));
-    }
-    records.push(Record::SessionEnd(SessionEnd {
-        key: "aaa",
-        ended_at: 3_000,
-        exit_code: Some(1),
-        signal: None,
-    }));
-    // Two appends, as a journaling thread makes them batch by batch.
-    let (first, second) = records.split_at(4);
+    let known = Known::default();
+    let records = known.records();
+    let (first, second) = records.split_at(5);
     journal.append(first).expect("appended");
     journal.append(second).expect("appended");
     drop(journal);
@@ -116,11 +70,6 @@ fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
     file
 }
 
-fn clear(error: HistoryError) {
-    let message = error.to_string();
-    assert!(message.contains("history store"), "{message}");
-}
-
 fuzz_target!(|data: &[u8]| {
     let [pick, rest @ ..] = data else {
         return;
@@ -141,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
     // What a broker reads: the whole frames only, none past the file.
     assert!(journal.len() <= file.len() as u64);
     let turns = journal.unread_turns();
-    for which in ["aaa:1", "aaa:4", "aaa", "rev", "zzz", ""] {
+    for which in ["aaa:1", "aaa:6", "aaa", "rev", "bbb", ""] {
         if let Err(e) = journal.turn(which) {
             clear(e);
         }
