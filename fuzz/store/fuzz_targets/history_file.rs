@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use clippy_fuzz_store::{Known, clear, scratch_dir};
+use clippy_fuzz_store::{Known, clear, damage, scratch_dir};
 use clippy_history::{HistoryQuery, QuerySyntax, SearchQuery, Store};
 use libfuzzer_sys::fuzz_target;
 
@@ -71,40 +71,6 @@ fn clippy_store(dir: &std::path::Path) -> Vec<u8> {
     std::fs::read(dir.join(clippy_history::DB_FILE)).expect("the store's file")
 }
 
-fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
-    while let [op, a, b, len, tail @ ..] = rest {
-        let len = usize::from(*len).min(tail.len());
-        let (bytes, after) = tail.split_at(len);
-        rest = after;
-        let pages = file.len().div_ceil(PAGE).max(1);
-        let page = |n: u8| usize::from(n) % pages * PAGE;
-        match op % 4 {
-            0 => file.truncate(usize::from(u16::from_be_bytes([*a, *b])) * 16),
-            1 => {
-                let at = page(*a) + usize::from(*b) * 16;
-                for (i, byte) in bytes.iter().enumerate() {
-                    if let Some(slot) = file.get_mut(at + i) {
-                        *slot = *byte;
-                    }
-                }
-            }
-            2 => {
-                let at = page(*a);
-                let end = (at + PAGE).min(file.len());
-                if at < end {
-                    file[at..end].fill(*b);
-                }
-            }
-            _ => {
-                let (from, to) = (page(*a), page(*b));
-                let n = PAGE.min(file.len().saturating_sub(from.max(to)));
-                file.copy_within(from..from + n, to);
-            }
-        }
-    }
-    file
-}
-
 fuzz_target!(|data: &[u8]| {
     let [pick, rest @ ..] = data else {
         return;
@@ -112,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
     let file = if pick & 0x80 != 0 {
         rest.to_vec()
     } else {
-        damage(FILES[usize::from(*pick % 4)].clone(), rest)
+        damage(FILES[usize::from(*pick % 4)].clone(), rest, PAGE)
     };
     let dir = &*DIR;
     for side in ["", "-wal", "-shm", "-journal"] {

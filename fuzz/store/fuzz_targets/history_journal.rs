@@ -5,9 +5,9 @@
 //!
 //! A small valid journal is made once from the known records (`clippy_fuzz_store::Known`). Each input
 //! picks it or not and damages it: `[pick, damage…]`. `pick & 0x80`: the file is the damage bytes
-//! themselves (any bytes); else the damage is a list of records `[op, a, b, len, bytes…]` on
-//! blocks of 64 bytes: `op % 3` 0 truncates the file to `a·64 + b` bytes; 1 overwrites block `a`
-//! at offset `b % 64` with the bytes; 2 copies block `a` over block `b`.
+//! themselves (any bytes); else the damage is `clippy_fuzz_store::damage`'s records on blocks
+//! of 64 bytes (cut short to any byte, bytes overwritten, a block filled, a block copied over
+//! another).
 //!
 //! Checks: no panic, no crash, no hang; an error is a `HistoryError` that names the file
 //! (`history store …`); a journal that opens reads back whole records only, and a store takes
@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use clippy_fuzz_store::{Known, clear, scratch_dir};
+use clippy_fuzz_store::{Known, clear, damage, scratch_dir};
 use clippy_history::{JOURNAL_FILE, Journal, Record, Store};
 use libfuzzer_sys::fuzz_target;
 
@@ -43,33 +43,6 @@ static JOURNAL: LazyLock<Vec<u8>> = LazyLock::new(|| {
     bytes
 });
 
-fn damage(mut file: Vec<u8>, mut rest: &[u8]) -> Vec<u8> {
-    while let [op, a, b, len, tail @ ..] = rest {
-        let len = usize::from(*len).min(tail.len());
-        let (bytes, after) = tail.split_at(len);
-        rest = after;
-        let blocks = file.len().div_ceil(BLOCK).max(1);
-        let block = |n: u8| usize::from(n) % blocks * BLOCK;
-        match op % 3 {
-            0 => file.truncate(usize::from(*a) * BLOCK + usize::from(*b)),
-            1 => {
-                let at = block(*a) + usize::from(*b) % BLOCK;
-                for (i, byte) in bytes.iter().enumerate() {
-                    if let Some(slot) = file.get_mut(at + i) {
-                        *slot = *byte;
-                    }
-                }
-            }
-            _ => {
-                let (from, to) = (block(*a), block(*b));
-                let n = BLOCK.min(file.len().saturating_sub(from.max(to)));
-                file.copy_within(from..from + n, to);
-            }
-        }
-    }
-    file
-}
-
 fuzz_target!(|data: &[u8]| {
     let [pick, rest @ ..] = data else {
         return;
@@ -77,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
     let file = if pick & 0x80 != 0 {
         rest.to_vec()
     } else {
-        damage(JOURNAL.clone(), rest)
+        damage(JOURNAL.clone(), rest, BLOCK)
     };
     let dir = &*DIR;
     let _ = std::fs::remove_dir_all(dir.join("store"));

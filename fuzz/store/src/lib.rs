@@ -95,3 +95,41 @@ impl Known {
         records
     }
 }
+
+/// `file` damaged by `damage`, a list of records `[op, a, b, len, bytes…]` on blocks of `block`
+/// bytes: `op % 4` 0 truncates the file to `(a·256 + b) · block / 256` bytes; 1 overwrites
+/// block `a` at offset `b·16` (within the block) with the bytes; 2 fills block `a` with byte
+/// `b` (garbage, or zeros); 3 copies block `a` over block `b`.
+pub fn damage(mut file: Vec<u8>, mut damage: &[u8], block: usize) -> Vec<u8> {
+    while let [op, a, b, len, tail @ ..] = damage {
+        let len = usize::from(*len).min(tail.len());
+        let (bytes, after) = tail.split_at(len);
+        damage = after;
+        let blocks = file.len().div_ceil(block).max(1);
+        let start = |n: u8| usize::from(n) % blocks * block;
+        match op % 4 {
+            0 => file.truncate(usize::from(u16::from_be_bytes([*a, *b])) * block / 256),
+            1 => {
+                let at = start(*a) + usize::from(*b) * 16 % block;
+                for (i, byte) in bytes.iter().enumerate() {
+                    if let Some(slot) = file.get_mut(at + i) {
+                        *slot = *byte;
+                    }
+                }
+            }
+            2 => {
+                let at = start(*a);
+                let end = (at + block).min(file.len());
+                if at < end {
+                    file[at..end].fill(*b);
+                }
+            }
+            _ => {
+                let (from, to) = (start(*a), start(*b));
+                let n = block.min(file.len().saturating_sub(from.max(to)));
+                file.copy_within(from..from + n, to);
+            }
+        }
+    }
+    file
+}
