@@ -772,58 +772,10 @@ impl Worker {
         }
     }
 
-    /// A turn in the journal, by id or session key, as the store would give it.
-    fn journaled_turn(&self, which: &str) -> Option<StoredTurn> {
-        let journal = self.journal.as_ref()?;
-        let Ok(Some(clippy_history::JournaledRecord::Turn {
-            turn_id,
-            session,
-            seq,
-            started_at,
-            ended_at,
-            input,
-            content,
-            text,
-            message,
-            interrupted,
-            truncated,
-            exit_code,
-            cwd,
-            spool_span,
-        })) = lock(journal).turn(which)
-        else {
-            return None;
-        };
-        Some(StoredTurn {
-            summary: TurnSummary {
-                turn_id,
-                session,
-                seq,
-                session_name: None,
-                command: Vec::new(),
-                cwd,
-                started_at,
-                ended_at,
-                input,
-                exit_code,
-                interrupted,
-                truncated,
-                spool_span,
-                content_bytes: content.len() as u64,
-                text_bytes: text.len() as u64,
-                message_bytes: message.as_ref().map(|m| m.len() as u64),
-                session_ended_at: None,
-            },
-            content,
-            text,
-            message,
-        })
-    }
-
     /// A turn by id, or the latest of the sessions a session argument names: from the journal
     /// when it has it, else from the store.
     fn stored_turn(&self, which: &str) -> Result<Option<StoredTurn>, HistoryError> {
-        if let Some(turn) = self.journaled_turn(which) {
+        if let Some(Ok(Some(turn))) = self.journal.as_ref().map(|j| lock(j).stored_turn(which)) {
             return Ok(Some(turn));
         }
         if which.contains(':') {

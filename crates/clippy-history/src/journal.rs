@@ -19,6 +19,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::HistoryError;
+use crate::query::{StoredTurn, TurnSummary};
 use crate::record::{EventRecord, Record, SessionEnd, SessionRecord, TurnRecord};
 use crate::store::Result;
 
@@ -407,6 +408,57 @@ impl Journal {
             .frame_at(at)?
             .and_then(|(payload, _)| decode(&payload))
             .filter(|record| matches!(record, JournaledRecord::Turn { .. })))
+    }
+
+    /// [`Journal::turn`] as the store gives a turn ([`Store::get_turn`](crate::Store::get_turn)),
+    /// without what only the database knows (the session's name, command and end).
+    ///
+    /// # Errors
+    /// On a failed read.
+    pub fn stored_turn(&self, which: &str) -> Result<Option<StoredTurn>> {
+        let Some(JournaledRecord::Turn {
+            turn_id,
+            session,
+            seq,
+            started_at,
+            ended_at,
+            input,
+            content,
+            text,
+            message,
+            interrupted,
+            truncated,
+            exit_code,
+            cwd,
+            spool_span,
+        }) = self.turn(which)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(StoredTurn {
+            summary: TurnSummary {
+                turn_id,
+                session,
+                seq,
+                session_name: None,
+                command: Vec::new(),
+                cwd,
+                started_at,
+                ended_at,
+                input,
+                exit_code,
+                interrupted,
+                truncated,
+                spool_span,
+                content_bytes: content.len() as u64,
+                text_bytes: text.len() as u64,
+                message_bytes: message.as_ref().map(|m| m.len() as u64),
+                session_ended_at: None,
+            },
+            content,
+            text,
+            message,
+        }))
     }
 
     fn index(&mut self, turn_id: &str, session: &str, seq: u64, at: u64) {

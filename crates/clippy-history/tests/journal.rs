@@ -240,3 +240,21 @@ fn a_header_whose_length_runs_past_the_end_is_cut_off_like_a_torn_frame() {
     assert_eq!(journal.read(10, u64::MAX).expect("read").len(), 1);
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_journaled_turn_reads_back_as_the_store_gives_it() {
+    let dir = dir("stored");
+    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    journal
+        .append(&[turn("s:1", 1, "one"), turn("s:2", 2, "two")])
+        .expect("append");
+    let turn = journal.stored_turn("s").expect("read").expect("the newest");
+    assert_eq!(turn.summary.turn_id, "s:2");
+    assert_eq!((turn.summary.seq, turn.summary.text_bytes), (2, 3));
+    assert_eq!(
+        (turn.content.as_slice(), turn.text.as_str()),
+        (&b"two"[..], "two")
+    );
+    assert!(journal.stored_turn("t:1").expect("read").is_none());
+    let _ = fs::remove_dir_all(&dir);
+}
