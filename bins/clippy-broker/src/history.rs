@@ -13,7 +13,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clippy_history::{HistoryError, Journal, Store, StoredTurn, TurnSummary};
+use clippy_history::{
+    DrainPace, HistoryError, Journal, PORTION_BYTES, Store, StoredTurn, TurnSummary,
+};
 use clippy_proto::{
     ErrorReason, EventRecord, Format, HistoryEntry, HistoryInfo, Message, SearchHit, TurnMeta,
 };
@@ -65,18 +67,6 @@ fn pass_gate(gate: &mut Option<std::fs::File>) {
 /// The journal grows to this at most; past it, records go straight into the store (and turns
 /// are acknowledged once stored, held while the store is behind).
 const JOURNAL_MAX: u64 = 4 << 30;
-/// Records written from the journal into the store per transaction: the portion starts at
-/// `DRAIN_MIN` whenever new records came meanwhile, so that on a starved thread they are not
-/// kept waiting behind a long transaction, and doubles up to `DRAIN_MAX` while none come
-/// (fewer, larger transactions catch up faster). Past the first record, a portion is also cut
-/// at `DRAIN_BYTES`.
-const DRAIN_MIN: usize = 4;
-const DRAIN_MAX: usize = 256;
-const DRAIN_BYTES: u64 = 4 << 20;
-/// While records keep coming, the store thread rests this many times as long as its last
-/// portion took before the next: it writes the journal in a tenth of the time at most, and at
-/// full speed once the sessions are quiet.
-const REST: u32 = 9;
 /// How long a store that failed waits for the next try when no job comes.
 const RETRY: Duration = Duration::from_secs(1);
 /// How long a stopping broker goes on writing its journal into the store; the rest is written
@@ -170,7 +160,7 @@ pub fn run(
         waker: Arc::clone(waker),
         last_prune: None,
         drain: std::env::var_os(TEST_NO_DRAIN_ENV).is_none(),
-        portion: DRAIN_MIN,
+        pace: DrainPace::default(),
         pause_until: None,
     };
     if let Some(problem) = opened.journal_problem {
@@ -407,9 +397,10 @@ struct Worker {
     /// Whether the journal is written into the store (always, but in a test of
     /// [`TEST_NO_DRAIN_ENV`]).
     drain: bool,
-    /// Records in the next portion written from the journal into the store.
-    portion: usize,
-    /// The store rests until then (see [`REST`]).
+    /// How many records the next portion written from the journal into the store takes, and
+    /// how long the thread rests after it while records keep coming.
+    pace: DrainPace,
+    /// The store rests until then ([`DrainPace::written`]).
     pause_until: Option<Instant>,
 }
 
@@ -435,19 +426,14 @@ impl Worker {
             } else if self.journal_unread() {
                 match jobs.try_recv() {
                     Ok(job) => {
-                        self.portion = DRAIN_MIN;
+                        self.pace.records_came();
                         job
                     }
                     Err(TryRecvError::Empty) => {
-                        let started = Instant::now();
-                        let records_came = self.portion == DRAIN_MIN;
-                        if self.drain_portion() {
+                        if let Some(rest) = self.drain_portion() {
                             // While the sessions keep the journal growing, the store takes
-                            // a part of the time only: its CPU is charged to the broker's
-                            // share, which the event loop needs.
-                            if records_came {
-                                self.pause_until = Some(Instant::now() + started.elapsed() * REST);
-                            }
+                            // a part of the time only.
+                            self.pause_until = rest.map(|rest| Instant::now() + rest);
                             continue;
                         }
                         // The store failed: try again with the next job, or in a while.
@@ -466,7 +452,7 @@ impl Worker {
                 }
             };
             if matches!(job, StoreJob::Journaled) {
-                self.portion = DRAIN_MIN;
+                self.pace.records_came();
             }
             match job {
                 StoreJob::Journaled => {}
@@ -479,14 +465,14 @@ impl Worker {
                         HistoryQuery::Turn { .. } | HistoryQuery::Status { .. }
                     );
                     if waits {
-                        while self.journal_unread() && self.drain_portion() {}
+                        while self.journal_unread() && self.drain_portion().is_some() {}
                     }
                     let reply = self.answer(id, query);
                     self.send(HistoryOutput::Reply(conn, reply));
                 }
                 StoreJob::Direct(records, acks) => {
                     // In order: what is journaled before these goes into the store first.
-                    while self.journal_unread() && self.drain_portion() {}
+                    while self.journal_unread() && self.drain_portion().is_some() {}
                     let texts = texts_of(&records);
                     let rows = rows_of(&records, &texts);
                     self.store_rows(&rows);
@@ -510,7 +496,8 @@ impl Worker {
         // The broker stops: what is journaled goes into the store for a while; the rest stays
         // in the journal for the next broker.
         let deadline = Instant::now() + DRAIN_AT_EXIT;
-        while self.journal_unread() && Instant::now() < deadline && self.drain_portion() {}
+        while self.journal_unread() && Instant::now() < deadline && self.drain_portion().is_some() {
+        }
     }
 
     /// Whether the journal holds records not in the store yet.
@@ -524,21 +511,23 @@ impl Worker {
     }
 
     /// Writes the next portion of the journal into the store in one transaction, and empties
-    /// the journal once all of it is in. `false` when the store (or the journal) failed: the
-    /// portion is read again next time.
-    fn drain_portion(&mut self) -> bool {
+    /// the journal once all of it is in: then how long to rest before the next, if at all
+    /// ([`DrainPace::written`]). `None` when the store (or the journal) failed: the portion is
+    /// read again next time.
+    fn drain_portion(&mut self) -> Option<Option<Duration>> {
         let Some(journal) = self.journal.clone() else {
-            return true;
+            return Some(None);
         };
+        let started = Instant::now();
         let (offset, records) = {
             let mut journal = lock(&journal);
             let offset = journal.read_offset();
-            match journal.read(self.portion, DRAIN_BYTES) {
+            match journal.read(self.pace.portion(), PORTION_BYTES) {
                 Ok(records) => (offset, records),
                 Err(e) => {
                     drop(journal);
                     self.note_problem(&e.to_string(), 0);
-                    return false;
+                    return None;
                 }
             }
         };
@@ -548,9 +537,9 @@ impl Worker {
             .collect();
         if !self.store_rows(&rows) {
             lock(&journal).rewind(offset);
-            return false;
+            return None;
         }
-        self.portion = (self.portion * 2).min(DRAIN_MAX);
+        let rest = self.pace.written(started.elapsed());
         let mut journal = lock(&journal);
         // Emptied only when nothing was appended meanwhile.
         if journal.unread() == 0
@@ -558,9 +547,9 @@ impl Worker {
         {
             drop(journal);
             self.note_problem(&e.to_string(), 0);
-            return false;
+            return None;
         }
-        true
+        Some(rest)
     }
 
     /// Writes `rows` into the store in one transaction; logs a failure (once per cause) and

@@ -59,6 +59,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod drain;
 mod error;
 mod journal;
 mod query;
@@ -67,6 +68,7 @@ mod record;
 mod schema;
 mod store;
 
+pub use drain::{DrainPace, PORTION_BYTES};
 pub use error::{Cause, HistoryError};
 pub use journal::{JOURNAL_FILE, Journal, JournaledRecord};
 pub use query::{
