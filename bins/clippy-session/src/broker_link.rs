@@ -384,13 +384,10 @@ impl LinkThread {
         let reading = std::thread::Builder::new()
             .name("clippy-session-broker".into())
             .spawn(move || {
-                // An acknowledgement holds whichever connection it came on (the turn is in the
-                // store); a request to send turns again is for this connection only.
                 let outbox = |reply| {
                     shared.update(|link| {
-                        if link.generation == generation || matches!(reply, ToOutbox::Recorded(_)) {
-                            link.outbox.take(reply);
-                        }
+                        let current = link.generation == generation;
+                        link.outbox.take(reply, current);
                     });
                 };
                 read_commands(reader, decoder, &to_sink, &backlog, &outbox);

@@ -304,11 +304,15 @@ impl Outbox {
         }
     }
 
-    /// Takes what the reader thread hands it ([`to_outbox`]).
-    pub fn take(&mut self, reply: ToOutbox) {
+    /// Takes what a reader thread hands it ([`to_outbox`]), read on the current connection or
+    /// (`current` false) on an earlier one: an acknowledgement holds whichever connection it
+    /// came on (the turn is in the store), a request to send turns again is for its own
+    /// connection only (a new one sends every unacknowledged turn anyway).
+    pub fn take(&mut self, reply: ToOutbox, current: bool) {
         match reply {
             ToOutbox::Recorded(seq) => self.acknowledged(seq),
-            ToOutbox::Resend(from, to) => self.resend(from, to),
+            ToOutbox::Resend(from, to) if current => self.resend(from, to),
+            ToOutbox::Resend(..) => {}
         }
     }
 
@@ -874,6 +878,22 @@ mod tests {
         };
         assert_eq!(to_outbox(&resend), Some(ToOutbox::Resend(3, 9)));
         assert_eq!(to_outbox(&Message::Done { id: 1 }), None);
+    }
+
+    #[test]
+    fn an_earlier_connections_acknowledgement_counts_and_its_request_to_send_again_does_not() {
+        let mut outbox = Outbox::new(info());
+        connect(&mut outbox);
+        for seq in 1..=3 {
+            assert_eq!(outbox.turn(turn(seq, 10)), Ok(()));
+        }
+        assert_eq!(drain(&mut outbox).len(), 3);
+        outbox.take(ToOutbox::Recorded(1), false);
+        assert_eq!(outbox.unacknowledged(), 2);
+        outbox.take(ToOutbox::Resend(1, 3), false);
+        assert_eq!(drain(&mut outbox), Vec::<String>::new());
+        outbox.take(ToOutbox::Resend(1, 3), true);
+        assert_eq!(drain(&mut outbox), ["turn 2", "turn 3"]);
     }
 
     #[test]
