@@ -1,43 +1,34 @@
 //! The journal against real files: what is appended reads back in order after a reopen, a torn
 //! last frame is cut off, a full journal appends nothing, and what is read goes into a store.
 
+mod common;
+
 use std::fs;
 use std::io::Write;
 
+use common::Scratch;
+
 use clippy_history::{
-    EventRecord, HistoryError, HistoryQuery, JOURNAL_FILE, Journal, Record, Store, TurnRecord,
+    EventRecord, HistoryError, HistoryQuery, JOURNAL_FILE, Journal, Record, Store,
 };
 
-fn dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("clippy-journal-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("dir");
-    dir
-}
-
+/// A turn of session `s` (the store tests' record, its content the text as it is).
 fn turn<'a>(turn_id: &'a str, seq: u64, text: &'a str) -> Record<'a> {
-    Record::Turn(TurnRecord {
+    Record::Turn(common::turn(
         turn_id,
-        session: "s",
+        "s",
         seq,
-        started_at: None,
-        ended_at: 1_700_000_000_000 + seq,
-        input: None,
-        content: text.as_bytes(),
+        1_700_000_000_000 + seq,
         text,
-        message: None,
-        interrupted: false,
-        truncated: false,
-        exit_code: None,
-        cwd: None,
-        spool_span: None,
-    })
+        text.as_bytes(),
+    ))
 }
 
 #[test]
 fn appended_records_read_back_in_order_after_a_reopen_and_a_torn_end_is_cut_off() {
-    let dir = dir("reopen");
-    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let scratch = Scratch::new("journal-reopen");
+    let dir = scratch.path();
+    let mut journal = Journal::open(dir, u64::MAX).expect("open");
     assert!(journal.is_empty());
     let event = Record::Event(EventRecord {
         seq: 41,
@@ -62,7 +53,7 @@ fn appended_records_read_back_in_order_after_a_reopen_and_a_torn_end_is_cut_off(
         .expect("torn");
     drop(file);
 
-    let mut journal = Journal::open(&dir, u64::MAX).expect("reopen");
+    let mut journal = Journal::open(dir, u64::MAX).expect("reopen");
     assert_eq!(journal.len(), whole, "the torn frame is cut off");
     assert_eq!(fs::metadata(&path).expect("file").len(), whole);
     assert_eq!(journal.max_event_seq(), 41);
@@ -117,13 +108,13 @@ fn appended_records_read_back_in_order_after_a_reopen_and_a_torn_end_is_cut_off(
     journal.clear().expect("clear");
     assert_eq!(fs::metadata(&path).expect("file").len(), 0);
     assert_eq!(journal.turn("s:1").expect("turn"), None, "cleared");
-    fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn a_full_journal_appends_nothing_and_says_the_disk_is_full() {
-    let dir = dir("full");
-    let mut journal = Journal::open(&dir, 200).expect("open");
+    let scratch = Scratch::new("journal-full");
+    let dir = scratch.path();
+    let mut journal = Journal::open(dir, 200).expect("open");
     journal.append(&[turn("s:1", 1, "one")]).expect("fits");
     let before = journal.len();
     let big = "x".repeat(300);
@@ -134,14 +125,14 @@ fn a_full_journal_appends_nothing_and_says_the_disk_is_full() {
     assert!(err.to_string().contains(JOURNAL_FILE), "{err}");
     assert_eq!(journal.len(), before, "none of the batch");
     assert_eq!(journal.read(10, u64::MAX).expect("read").len(), 1);
-    fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn what_is_read_from_the_journal_goes_into_the_store_and_again_harmlessly() {
-    let dir = dir("store");
-    let mut store = Store::open(&dir).expect("store");
-    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let scratch = Scratch::new("journal-store");
+    let dir = scratch.path();
+    let mut store = Store::open(dir).expect("store");
+    let mut journal = Journal::open(dir, u64::MAX).expect("open");
     let texts: Vec<(String, String)> = (1..=100)
         .map(|seq| (format!("s:{seq}"), format!("turn number {seq}")))
         .collect();
@@ -177,13 +168,13 @@ fn what_is_read_from_the_journal_goes_into_the_store_and_again_harmlessly() {
         "turn number 100"
     );
     drop(store);
-    fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn the_turns_and_events_not_read_back_yet_are_counted_before_and_after_a_reopen() {
-    let dir = dir("unread");
-    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let scratch = Scratch::new("journal-unread");
+    let dir = scratch.path();
+    let mut journal = Journal::open(dir, u64::MAX).expect("open");
     let event = |seq| {
         Record::Event(EventRecord {
             seq,
@@ -210,20 +201,20 @@ fn the_turns_and_events_not_read_back_yet_are_counted_before_and_after_a_reopen(
     assert_eq!((journal.unread_turns(), journal.unread_events()), (2, 1));
     drop(journal);
     // A restarted broker reads the whole journal again.
-    let mut journal = Journal::open(&dir, u64::MAX).expect("reopen");
+    let mut journal = Journal::open(dir, u64::MAX).expect("reopen");
     assert_eq!((journal.unread_turns(), journal.unread_events()), (3, 2));
     journal.read(10, u64::MAX).expect("read");
     journal.clear().expect("clear");
     assert_eq!((journal.unread_turns(), journal.unread_events()), (0, 0));
-    let _ = fs::remove_dir_all(&dir);
 }
 
 /// Found by the `history_journal` fuzz target: a damaged header saying ~4 GiB had that much
 /// allocated before the read found the file's end (out of memory under the fuzzer's limit).
 #[test]
 fn a_header_whose_length_runs_past_the_end_is_cut_off_like_a_torn_frame() {
-    let dir = dir("long-header");
-    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let scratch = Scratch::new("journal-long-header");
+    let dir = scratch.path();
+    let mut journal = Journal::open(dir, u64::MAX).expect("open");
     journal.append(&[turn("s:1", 1, "one")]).expect("append");
     let whole = journal.len();
     drop(journal);
@@ -234,17 +225,17 @@ fn a_header_whose_length_runs_past_the_end_is_cut_off_like_a_torn_frame() {
     file.write_all(&[0xf0, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5])
         .expect("damaged header");
     drop(file);
-    let mut journal = Journal::open(&dir, u64::MAX).expect("reopen");
+    let mut journal = Journal::open(dir, u64::MAX).expect("reopen");
     assert_eq!(journal.len(), whole);
     assert_eq!(journal.unread_turns(), 1);
     assert_eq!(journal.read(10, u64::MAX).expect("read").len(), 1);
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_journaled_turn_reads_back_as_the_store_gives_it() {
-    let dir = dir("stored");
-    let mut journal = Journal::open(&dir, u64::MAX).expect("open");
+    let scratch = Scratch::new("journal-stored");
+    let dir = scratch.path();
+    let mut journal = Journal::open(dir, u64::MAX).expect("open");
     journal
         .append(&[turn("s:1", 1, "one"), turn("s:2", 2, "two")])
         .expect("append");
@@ -256,5 +247,4 @@ fn a_journaled_turn_reads_back_as_the_store_gives_it() {
         (&b"two"[..], "two")
     );
     assert!(journal.stored_turn("t:1").expect("read").is_none());
-    let _ = fs::remove_dir_all(&dir);
 }
