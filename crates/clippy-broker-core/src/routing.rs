@@ -855,6 +855,11 @@ mod tests {
         fn new() -> Self {
             let mut st = state();
             let a = wrapper(&mut st, 1, "a", None);
+            Self::around(st, a)
+        }
+
+        /// The pair on `st`, where `a` is registered: `b` (idle) and a client join it.
+        fn around(mut st: State, a: ConnId) -> Self {
             let b = wrapper(&mut st, 2, "b", None);
             let client = connect(&mut st, 3, Role::Client);
             let mut pair = Self {
@@ -892,18 +897,7 @@ mod tests {
                 sent_to(&registered, a).contains(&Message::Done { id: 2 }),
                 "{registered:?}"
             );
-            let b = wrapper(&mut st, 2, "b", None);
-            let client = connect(&mut st, 3, Role::Client);
-            let mut pair = Self {
-                st,
-                a,
-                b,
-                client,
-                b_progress: Progress::default(),
-                seq: 0,
-            };
-            pair.b_idle();
-            pair
+            Self::around(st, a)
         }
 
         fn route(&mut self, spec: RouteSpec) -> RouteInfo {
