@@ -66,14 +66,10 @@ fn turn(term: &mut Term, name: &str, n: u64) {
 fn id_of(dir: &TempDir, name: &str) -> String {
     let mut c = client(dir);
     let mut found = None;
-    wait_until(
-        &format!("{name} registered"),
-        Duration::from_secs(10),
-        || {
-            found = session_named(&mut c, name).map(|s| s.session);
-            found.is_some()
-        },
-    );
+    wait_until(&format!("{name} registered"), HANG, || {
+        found = session_named(&mut c, name).map(|s| s.session);
+        found.is_some()
+    });
     found.unwrap()
 }
 
@@ -118,7 +114,7 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
     let mut c = client(&dir);
     wait_until(
         "three sessions with a turn each, and dump's bracketed paste",
-        Duration::from_secs(10),
+        HANG,
         || {
             let list = sessions(&mut c);
             names.iter().all(|name| {
@@ -179,9 +175,7 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
             .unwrap()
     })
     .collect();
-    wait_until("the wait parked", Duration::from_secs(5), || {
-        waiters(&mut c, "alpha") == 1
-    });
+    wait_until("the wait parked", HANG, || waiters(&mut c, "alpha") == 1);
     std::thread::sleep(Duration::from_millis(200));
     first.kill();
     let killed = Instant::now();
@@ -200,7 +194,7 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
     }
     for _ in 0..2 {
         let (served, outcome) = done_rx
-            .recv_timeout(Duration::from_secs(5))
+            .recv_timeout(HANG)
             .expect("a busy client hung when the broker died");
         assert!(served > 0, "the busy client had been served");
         assert!(outcome.is_some(), "the busy client saw the connection end");
@@ -218,20 +212,16 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
     let _second = start_broker(&dir, &[]);
     let mut c = client(&dir);
     let reconnect = Instant::now();
-    wait_until(
-        "every wrapper re-registered with both turns",
-        Duration::from_secs(20),
-        || {
-            let list = sessions(&mut c);
-            ids.iter().all(|id| {
-                list.iter().any(|s| {
-                    &s.session == id && s.turns == 2 && s.last_turn_id == Some(format!("{id}:2"))
-                })
-            }) && list
-                .iter()
-                .any(|s| s.name.as_deref() == Some("dump") && s.bracketed_paste)
-        },
-    );
+    wait_until("every wrapper re-registered with both turns", HANG, || {
+        let list = sessions(&mut c);
+        ids.iter().all(|id| {
+            list.iter().any(|s| {
+                &s.session == id && s.turns == 2 && s.last_turn_id == Some(format!("{id}:2"))
+            })
+        }) && list
+            .iter()
+            .any(|s| s.name.as_deref() == Some("dump") && s.bracketed_paste)
+    });
     eprintln!(
         "every wrapper was back {:?} after the new broker started",
         reconnect.elapsed()
@@ -249,7 +239,7 @@ fn a_killed_broker_leaves_every_session_running_and_a_new_broker_gets_them_back(
     // A turn completed after the restart is relayable.
     turn(&mut terms[0], "alpha", 3);
     let want = format!("{}:3", ids[0]);
-    wait_until("alpha's third turn", Duration::from_secs(10), || {
+    wait_until("alpha's third turn", HANG, || {
         session_named(&mut c, "alpha").and_then(|s| s.last_turn_id) == Some(want.clone())
     });
     match c
@@ -315,9 +305,7 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
             let _ = tx.send(reply);
         });
     }
-    wait_until("the wait parked", Duration::from_secs(5), || {
-        waiters(&mut c, "other") == 1
-    });
+    wait_until("the wait parked", HANG, || waiters(&mut c, "other") == 1);
 
     // Busy (sleeping, not reading its terminal) when the wrapper dies: the kernel hangs the
     // terminal up and sends the session leader SIGHUP, as when a terminal window is closed. (A
@@ -328,17 +316,15 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
     });
     signal_pid(victim.pid(), Signal::SIGKILL);
     victim.wait_exit();
-    wait_until(
-        "victim's child to get SIGHUP and exit",
-        Duration::from_secs(5),
-        || is_gone(child),
-    );
+    wait_until("victim's child to get SIGHUP and exit", HANG, || {
+        is_gone(child)
+    });
     assert_eq!(
         std::fs::read_to_string(&hup_file).ok().as_deref(),
         Some("SIGHUP"),
         "the child was hung up"
     );
-    wait_until("the broker to drop victim", Duration::from_secs(5), || {
+    wait_until("the broker to drop victim", HANG, || {
         session_named(&mut c, "victim").is_none()
     });
     let exited = events(&mut c, &["session.exited"]);
@@ -359,11 +345,11 @@ fn a_killed_wrapper_hangs_up_its_child_and_only_its_session_goes() {
     assert_eq!(list.len(), 1, "{list:#?}");
     assert!(list[0].connected && list[0].name.as_deref() == Some("other"));
     turn(&mut other, "other", 1);
-    match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
+    match rx.recv_timeout(HANG).unwrap() {
         Ok(Message::Matched { match_text, .. }) => assert_eq!(match_text, "MARK-1."),
         other => panic!("the wait on other: {other:?}"),
     }
-    wait_until("other's turn at the broker", Duration::from_secs(5), || {
+    wait_until("other's turn at the broker", HANG, || {
         session_named(&mut c, "other").is_some_and(|s| s.turns == 1)
     });
 }
@@ -381,7 +367,7 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
     let mut n = 1;
     turn(&mut term, "busy", n);
     let mut c = client(&dir);
-    wait_until("busy's first turn", Duration::from_secs(10), || {
+    wait_until("busy's first turn", HANG, || {
         session_named(&mut c, "busy").is_some_and(|s| s.turns == 1)
     });
     // A typed turn, and a wait for its marker by a client: the time from typing to the match.
@@ -424,9 +410,7 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
     .spawn()
     .unwrap();
     let _waiter_guard = KillOnDrop(waiter.id());
-    wait_until("the wait-for parked", Duration::from_secs(5), || {
-        waiters(&mut c, "busy") == 1
-    });
+    wait_until("the wait-for parked", HANG, || waiters(&mut c, "busy") == 1);
     signal_pid(waiter.id(), Signal::SIGSTOP);
     // An `events --follow`, stopped once it has printed an event.
     let follow_out = dir.join("follow.jsonl");
@@ -436,19 +420,15 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
         .spawn()
         .unwrap();
     let _follower_guard = KillOnDrop(follower.id());
-    wait_until(
-        "the follower printed an event",
-        Duration::from_secs(10),
-        || {
-            c.request(|id| Message::Capture {
-                id,
-                session: "busy".into(),
-            })
-            .unwrap();
-            std::thread::sleep(Duration::from_millis(20));
-            std::fs::metadata(&follow_out).is_ok_and(|m| m.len() > 0)
-        },
-    );
+    wait_until("the follower printed an event", HANG, || {
+        c.request(|id| Message::Capture {
+            id,
+            session: "busy".into(),
+        })
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::metadata(&follow_out).is_ok_and(|m| m.len() > 0)
+    });
     signal_pid(follower.id(), Signal::SIGSTOP);
     // A raw subscription that never reads.
     let mut raw = client(&dir);
@@ -492,7 +472,7 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
 
     // Resumed, the follower reads what was queued for it and ends (non-zero: it was dropped).
     signal_pid(follower.id(), Signal::SIGCONT);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + HANG;
     let status = loop {
         if let Some(status) = follower.try_wait().unwrap() {
             break status;
@@ -511,7 +491,7 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
         &printed[printed.len().saturating_sub(400)..]
     );
     // The raw subscription was closed after its subscriber.lagged.
-    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    raw.set_read_timeout(Some(HANG)).unwrap();
     let mut last = None;
     loop {
         match raw.recv() {
@@ -533,11 +513,9 @@ fn stopped_clients_and_subscribers_slow_no_one_and_leave_nothing_stuck() {
     assert_eq!(waiters(&mut c, "busy"), 1);
     let _ = waiter.kill();
     let _ = waiter.wait();
-    wait_until(
-        "the killed wait-for's wait to go",
-        Duration::from_secs(5),
-        || waiters(&mut c, "busy") == 0,
-    );
+    wait_until("the killed wait-for's wait to go", HANG, || {
+        waiters(&mut c, "busy") == 0
+    });
     // Nothing is left stuck: a typed turn still matches its wait, requests are still answered.
     n += 1;
     let last_typed = typed_to_matched(&mut term, n);
@@ -619,7 +597,7 @@ fn a_full_spool_disk_is_reported_once_and_never_stalls_the_session() {
         .first()
         .map(|d| d.join("output.spool"))
         .expect("a session folder");
-    wait_until("the spool written", Duration::from_secs(5), || {
+    wait_until("the spool written", HANG, || {
         std::fs::metadata(&spool).is_ok_and(|m| m.len() > 0)
     });
 
@@ -670,7 +648,7 @@ fn a_full_spool_disk_is_reported_once_and_never_stalls_the_session() {
     assert!(len <= 256 * 1024, "the spool is {len} bytes");
     // The session is still detected and relayed: five turns (1, big, 2, 3, 4).
     let id = id_of(&dir, "full");
-    wait_until("every turn at the broker", Duration::from_secs(10), || {
+    wait_until("every turn at the broker", HANG, || {
         session_named(&mut c, "full").and_then(|s| s.last_turn_id) == Some(format!("{id}:5"))
     });
     let (content, _) = broker::turn(&mut c, &format!("{id}:5"));
@@ -776,9 +754,7 @@ fn a_200_mb_line_keeps_memory_bounded_and_its_turn_is_truncated() {
     let _brokers = broker_guard(&dir);
     let broker_process = start_broker(&dir, &[]);
     let term = CountingTerm::start(&dir, &burst_args("flood"));
-    wait_until("the first prompt", Duration::from_secs(10), || {
-        term.tail_has(b"burst> ")
-    });
+    wait_until("the first prompt", HANG, || term.tail_has(b"burst> "));
     let id = id_of(&dir, "flood");
     let mut c = client(&dir);
     let wrapper = term.child.pid();
@@ -820,11 +796,9 @@ fn a_200_mb_line_keeps_memory_bounded_and_its_turn_is_truncated() {
     }
     let took = started.elapsed();
     let arrived = term.count.load(Ordering::Relaxed) - before;
-    wait_until(
-        "the flood's turn at the broker",
-        Duration::from_secs(20),
-        || session_named(&mut c, "flood").and_then(|s| s.last_turn_id) == Some(format!("{id}:1")),
-    );
+    wait_until("the flood's turn at the broker", HANG, || {
+        session_named(&mut c, "flood").and_then(|s| s.last_turn_id) == Some(format!("{id}:1"))
+    });
     let (content, meta) = broker::turn(&mut c, &format!("{id}:1"));
     let end = (memory_kib(wrapper), memory_kib(broker_process.pid()));
     eprintln!(
@@ -892,11 +866,9 @@ fn a_broker_stalled_for_seconds_keeps_the_session_and_gets_every_later_turn() {
     turn(&mut term, "stall", 1);
     let id = id_of(&dir, "stall");
     let mut c = client(&dir);
-    wait_until(
-        "the first turn at the broker",
-        Duration::from_secs(10),
-        || session_named(&mut c, "stall").is_some_and(|s| s.turns == 1),
-    );
+    wait_until("the first turn at the broker", HANG, || {
+        session_named(&mut c, "stall").is_some_and(|s| s.turns == 1)
+    });
     drop(c);
 
     signal_pid(broker_process.pid(), Signal::SIGSTOP);
@@ -912,20 +884,20 @@ fn a_broker_stalled_for_seconds_keeps_the_session_and_gets_every_later_turn() {
     turn(&mut term, "stall", 3);
     let mut c = client(&dir);
     let want = format!("{id}:4");
-    let mut last = None;
-    let reached = (0..1000).any(|_| {
+    let mut last;
+    let deadline = Instant::now() + HANG;
+    loop {
         last = session_named(&mut c, "stall");
         if last.as_ref().and_then(|s| s.last_turn_id.as_deref()) == Some(want.as_str()) {
-            return true;
+            break;
         }
+        assert!(
+            Instant::now() < deadline,
+            "{HANG:?} after the broker resumed, turn {want} has not reached it; the broker lists \
+             the session as {last:?}"
+        );
         std::thread::sleep(Duration::from_millis(15));
-        false
-    });
-    assert!(
-        reached,
-        "15 s after the broker resumed, turn {want} has not reached it; the broker lists the \
-         session as {last:?}"
-    );
+    }
     let comings_and_goings: Vec<String> = events(&mut c, &["session.registered", "session.exited"])
         .into_iter()
         .filter(|e| e.session.as_deref() == Some(id.as_str()))
@@ -1006,7 +978,7 @@ fn a_program_that_does_not_read_gets_busy_instead_of_unbounded_input() {
     );
 
     std::fs::write(&flag, b"").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + HANG;
     while send(&mut c, b"#".to_vec()).is_err() {
         assert!(Instant::now() < deadline, "input never flowed again");
         std::thread::sleep(Duration::from_millis(20));

@@ -28,7 +28,7 @@ use support::broker::{self, Fixture, p50_max};
 use support::{Spawn, Term, now_ms, parse_iso8601_ms, program, python, settle};
 
 /// How long a `clippy-ctl` run may take before the test fails.
-const CTL_DEADLINE: Duration = Duration::from_secs(30);
+const CTL_DEADLINE: Duration = clippy_testkit::DEADLINE;
 
 // ---------------------------------------------------------------------------------------------
 // The broker and the agents
@@ -1132,9 +1132,7 @@ fn a_subscriber_that_never_reads_is_dropped_and_never_slows_routing() {
         "a dropped follower does not end as if all went well"
     );
     // The raw subscriber's connection was closed too: reading it ends after what was queued.
-    stuck
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    stuck.set_read_timeout(Some(support::TIMEOUT)).unwrap();
     let mut received = 0;
     let end = loop {
         match stuck.recv() {
@@ -1278,9 +1276,7 @@ impl WireSession {
         let mut client =
             clippy_proto::Client::connect(&broker::socket(&fx.dir), clippy_proto::Role::Wrapper)
                 .unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
+        client.set_read_timeout(Some(support::TIMEOUT)).unwrap();
         let info = clippy_proto::SessionInfo {
             session: session.into(),
             name: Some(session.into()),

@@ -10,7 +10,7 @@ use clippy_proto::{Client, ErrorReason, Format, RouteKind, RouteSpec, SessionInf
 use clippy_testkit::{Broker, TempDir, Wrapper};
 
 /// Generous: the machine may be loaded; nothing here depends on it being short.
-const TIMEOUT: Duration = Duration::from_secs(20);
+const TIMEOUT: Duration = clippy_testkit::DEADLINE;
 
 /// A private temporary folder with a real broker serving `run/clippy/broker.sock` (the test kit's);
 /// both go on drop (the broker's log is shown when a test failed).

@@ -195,7 +195,7 @@ fn kill_takes_the_whole_group() {
     assert_eq!(s.wait().signal(), Some(Signal::SIGKILL));
     // The background sleep was in the child's group: it is gone (or a zombie awaiting its
     // reaper) shortly after.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + clippy_testkit::DEADLINE;
     loop {
         let state = std::fs::read_to_string(format!("/proc/{bg}/stat")).unwrap_or_default();
         let dead = state.is_empty()

@@ -69,7 +69,7 @@ fn signal_pipe_in_this_process() {
     // A child exiting shows up as SIGCHLD.
     let mut s = Session::start(&CommandSpec::new("true"), WinSize::new(80, 24));
     s.wait();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + clippy_testkit::DEADLINE;
     let mut seen = Vec::new();
     while !seen.contains(&Signal::SIGCHLD) {
         assert!(Instant::now() < deadline, "no SIGCHLD");

@@ -23,7 +23,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 /// How long any wait may take before the test fails.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+pub const TIMEOUT: Duration = clippy_testkit::DEADLINE;
 
 /// Whether `program` is on `PATH`.
 pub fn have(program: &str) -> bool {

@@ -111,9 +111,9 @@ pub fn try_connect(dir: &TempDir) -> Option<Client> {
     Client::connect(&socket(dir), Role::Client).ok()
 }
 
-/// A client connection; retried for up to 5 s.
+/// A client connection; retried for up to [`TIMEOUT`].
 pub fn client(dir: &TempDir) -> Client {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + TIMEOUT;
     loop {
         match Client::connect(&socket(dir), Role::Client) {
             Ok(client) => return client,

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use clippy_pty::{Child, CommandSpec, ExitStatus, PtyMaster, WinSize, openpty};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long any wait may take before the test fails: the test kit's bound on a hang.
+pub const TIMEOUT: Duration = clippy_testkit::DEADLINE;
 
 /// A child on a fresh PTY. Dropping it kills the child's process group and reaps the child, so a
 /// failing test leaves nothing behind.
