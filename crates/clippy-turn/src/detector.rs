@@ -744,6 +744,15 @@ impl TurnDetector {
     pub fn catch_up_screen(&mut self) -> bool {
         self.core.screen.catch_up_step(SCREEN_STEP)
     }
+
+    /// Whether the live screen records a turn now (from the input that began it to its end):
+    /// then what it renders becomes the turn's text. A caller choosing when to spend idle time
+    /// on the screen ([`TurnDetector::catch_up_screen`]) may put it off while this is `false`,
+    /// as any read renders what waits.
+    #[cfg(feature = "text")]
+    pub fn screen_recording(&self) -> bool {
+        self.core.screen.recording()
+    }
 }
 
 impl Core {

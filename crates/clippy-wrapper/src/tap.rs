@@ -9,10 +9,16 @@
 //! - output quiet for [`QUIET`] tells the detector it is quiet, once per pause
 //!   ([`TurnDetector::quiet`]); the pause runs from the last output that moved the screen
 //!   ([`TurnDetector::screen_moved`], judged once output paused for [`RENDER_AFTER`] or the
-//!   pause is due: an animated logo or a blinking cursor does not move it);
+//!   pause is due: an animated logo or a blinking cursor does not move it); under a flood
+//!   (more than [`FLOOD_BYTES`] at [`FLOOD_RATE`] or faster, with no pause of [`FLOOD_PAUSE`]),
+//!   only once it paused for [`FLOOD_PAUSE`], the pause is due, or the oldest output not
+//!   judged came [`QUIET`] ago, and while it is still on it moves the screen without the screen
+//!   being rendered for that (no agent at rest writes so fast): the pause runs from its last
+//!   bytes as it would, and a flood is rendered once, after it (or when read);
 //! - a turn one source says ended waits [`AGREEMENT_GRACE`] for the other, then is settled
 //!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
-//! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`];
+//! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`]; under a
+//!   flood while no turn records, for [`FLOOD_PAUSE`] (what waits past 8 MiB is skipped);
 //! - the spool is written in batches of [`SPOOL_BATCH`], and whenever the tap caught up, before
 //!   a turn's span or a prompt's cursor is taken; a failing spool is reported once;
 //! - progress is reported when it changed, once caught up; before a completed turn, the spool's
@@ -48,12 +54,71 @@ pub const QUIET: Duration = Duration::from_millis(400);
 /// How long output has to pause before the tap renders the screen in its idle time: under a
 /// flood, rendering as it goes would take a CPU from the byte path on a small machine.
 pub const RENDER_AFTER: Duration = Duration::from_millis(5);
+/// Output past this many bytes with no pause of [`FLOOD_PAUSE`], at [`FLOOD_RATE`] or faster,
+/// is a flood: while it is on, it moves the screen for the quiet clock without the screen being
+/// rendered to judge it ([`TurnDetector::screen_moved`]), and, while no turn records, the
+/// screen is not rendered in idle time either, until output paused for [`FLOOD_PAUSE`]. It is
+/// rendered whenever it is read all the same, and what waits past 8 MiB is skipped, as the lines of a flood leave the screen's
+/// bounded history anyway (`clippy_screen::Screen::feed`). Under a long flood that leaves the
+/// tap the line view and the spool, and the CPU to the byte path (issue 29).
+pub const FLOOD_BYTES: u64 = 1024 * 1024;
+/// The least rate of a flood, in bytes a second: an agent's animation or a streamed reply,
+/// however long, is far slower.
+pub const FLOOD_RATE: u64 = 1024 * 1024;
+/// The pause that ends a flood (see [`FLOOD_BYTES`]).
+pub const FLOOD_PAUSE: Duration = Duration::from_millis(100);
 /// How long an `answer` waits for the dialog of a wait to be drawn (the agent's hook may say
 /// it waits a moment before its screen shows the dialog), counted from the wait's start.
 pub const DIALOG_GRACE: Duration = Duration::from_secs(3);
 /// Spool bytes are written in batches of up to this many (one write each), and whenever the
 /// tap has caught up with the loop.
 pub const SPOOL_BATCH: usize = 64 * 1024;
+
+/// Output with no pause of [`FLOOD_PAUSE`]: whether it is a flood ([`FLOOD_BYTES`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Run {
+    bytes: u64,
+    /// When its first and its last output came.
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl Run {
+    /// Output of `len` bytes came at `at`: after a pause of [`FLOOD_PAUSE`], a new run.
+    fn add(&mut self, len: usize, at: Instant) {
+        if self
+            .last
+            .is_none_or(|last| at.saturating_duration_since(last) >= FLOOD_PAUSE)
+        {
+            *self = Run {
+                bytes: 0,
+                first: Some(at),
+                last: None,
+            };
+        }
+        self.bytes = self.bytes.saturating_add(len as u64);
+        self.last = Some(at);
+    }
+
+    /// Whether output came less than [`FLOOD_PAUSE`] before `now`.
+    fn on(&self, now: Instant) -> bool {
+        self.last
+            .is_some_and(|last| now.saturating_duration_since(last) < FLOOD_PAUSE)
+    }
+
+    /// Whether the run is a flood: more than [`FLOOD_BYTES`], at [`FLOOD_RATE`] or faster.
+    /// (It stays one after it paused, until the next run starts: what the pause ends is
+    /// measured from its last output, `FLOOD_PAUSE` later.)
+    fn flood(&self) -> bool {
+        let (Some(first), Some(last)) = (self.first, self.last) else {
+            return false;
+        };
+        let millis =
+            u64::try_from(last.saturating_duration_since(first).as_millis()).unwrap_or(u64::MAX);
+        self.bytes > FLOOD_BYTES
+            && self.bytes.saturating_mul(1000) >= FLOOD_RATE.saturating_mul(millis)
+    }
+}
 
 /// The time, as the caller's clocks read it: a monotonic instant for the deadlines, and Unix
 /// milliseconds for the times reported (a turn's, a prompt's, a wait's).
@@ -307,6 +372,10 @@ pub struct TapModel<S> {
     quiet_at: Option<Instant>,
     /// When the last output came that was not judged yet (whether it moved the screen).
     unjudged_output: Option<Instant>,
+    /// When the oldest output not judged yet came.
+    unjudged_since: Option<Instant>,
+    /// The output since it last paused for [`FLOOD_PAUSE`]: how many bytes, since when.
+    run: Run,
     /// The latest wait's id (0: none yet).
     waiting_ids: u64,
     /// A person's input chunks taken ([`Tapped::Input`] with `human`).
@@ -339,6 +408,8 @@ impl<S: Spool> TapModel<S> {
             output_at: None,
             quiet_at: None,
             unjudged_output: None,
+            unjudged_since: None,
+            run: Run::default(),
             waiting_ids: 0,
             human_inputs: 0,
             answering: None,
@@ -368,9 +439,11 @@ impl<S: Spool> TapModel<S> {
         let detected: Vec<Event> = match tapped {
             Tapped::Output(bytes) => {
                 self.output_at = Some(now.instant);
+                self.run.add(bytes.len(), now.instant);
                 self.push_spool(&bytes, &mut out);
                 // Whether it moved the screen is judged once it is rendered (caught_up).
                 self.unjudged_output = Some(now.instant);
+                self.unjudged_since.get_or_insert(now.instant);
                 self.detector.feed_output(&bytes).collect()
             }
             Tapped::Input { bytes, human } => {
@@ -462,22 +535,27 @@ impl<S: Spool> TapModel<S> {
 
     /// The tap has taken everything it was given: output quiet for [`QUIET`] is judged, the
     /// spool written, the progress reported if it changed, and, once output paused for
-    /// [`RENDER_AFTER`], a step of the screen rendered.
+    /// [`RENDER_AFTER`] ([`FLOOD_PAUSE`] after a flood while no turn records), a step of the
+    /// screen rendered.
     pub fn caught_up(&mut self, now: Now) -> Idle {
         self.now_ms = now.unix_ms;
         let mut out = Vec::new();
-        // Output not judged yet, once it paused long enough to render or the pause is due:
-        // whether it moved the screen decides whether the pause runs from it. (This renders
-        // what is pending at once, only while quiet output decides: see `judge_output`.)
-        if self.unjudged_output.is_some()
-            && (self.quiet_at.is_some_and(|at| now.instant >= at)
-                || self
-                    .output_at
-                    .is_none_or(|at| at + RENDER_AFTER <= now.instant))
-        {
-            self.judge_output();
+        let flood = self.run.flood();
+        // Output not judged yet, once it paused long enough (`FLOOD_PAUSE` after a flood), the
+        // pause is due, or under a flood the oldest of it came `QUIET` ago: whether it moved the
+        // screen decides whether the pause runs from it. (This renders what is pending at once,
+        // only while quiet output decides: see `judge_output`.) A flood moves the screen, and
+        // is not rendered for that while it is on.
+        let judge_at = self.judge_at(flood);
+        if judge_at.is_some_and(|at| at <= now.instant) {
+            if flood {
+                self.flood_moved(now.instant);
+            } else {
+                self.judge_output();
+            }
             self.forward_terminal_replies(&mut out);
         }
+        let judge_at = self.judge_at(flood);
         // No output that moved the screen for `QUIET`: the detector judges its screen.
         if self.quiet_at.is_some_and(|at| now.instant >= at) {
             self.quiet_at = None;
@@ -498,9 +576,14 @@ impl<S: Spool> TapModel<S> {
         // what a read needs is rendered by that read).
         self.flush_spool(&mut out);
         self.report_progress(&mut out);
+        let pause = if flood && !self.detector.screen_recording() {
+            FLOOD_PAUSE
+        } else {
+            RENDER_AFTER
+        };
         let render_at = self
             .output_at
-            .map(|at| at + RENDER_AFTER)
+            .map(|at| at + pause)
             .filter(|at| *at > now.instant);
         let mut more = false;
         if render_at.is_none() {
@@ -512,7 +595,7 @@ impl<S: Spool> TapModel<S> {
             None
         } else {
             let held = self.answering.as_ref().and_then(|a| a.held_until);
-            [self.settle_at, render_at, self.quiet_at, held]
+            [self.settle_at, render_at, judge_at, self.quiet_at, held]
                 .into_iter()
                 .flatten()
                 .min()
@@ -524,11 +607,43 @@ impl<S: Spool> TapModel<S> {
         }
     }
 
+    /// When the output not judged yet is judged (`None`: there is none): once it paused for
+    /// [`RENDER_AFTER`] — for [`FLOOD_PAUSE`] under a flood, or sooner when the quiet pause is
+    /// due or the oldest of it came [`QUIET`] ago, so a flood's last bytes move the quiet
+    /// deadline on at least that often.
+    fn judge_at(&self, flood: bool) -> Option<Instant> {
+        let last = self.unjudged_output?;
+        let (paused, oldest) = if flood {
+            (last + FLOOD_PAUSE, self.unjudged_since.map(|at| at + QUIET))
+        } else {
+            (last + RENDER_AFTER, None)
+        };
+        [Some(paused), self.quiet_at, oldest]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The output not judged yet is a flood's: it moved the screen (no agent at rest writes at
+    /// [`FLOOD_RATE`]), so the quiet pause runs from it, and while the flood is on nothing is
+    /// rendered for that. Once it paused, its screen is taken as the one the next output is
+    /// judged against (this renders, only while quiet output decides).
+    fn flood_moved(&mut self, now: Instant) {
+        self.unjudged_since = None;
+        if let Some(at) = self.unjudged_output.take() {
+            self.quiet_at = Some(at + QUIET);
+        }
+        if !self.run.on(now) {
+            self.detector.screen_moved();
+        }
+    }
+
     /// Judges the output taken since the last judgement: when it moved the screen (beyond an
     /// animation at rest), the quiet pause runs from it. The detector renders for this only
     /// while quiet output decides (`generic`, or a preset whose signals were not seen yet);
     /// otherwise every output moves the screen and nothing is rendered here.
     fn judge_output(&mut self) {
+        self.unjudged_since = None;
         if let Some(at) = self.unjudged_output.take()
             && self.detector.screen_moved()
         {
@@ -1155,6 +1270,155 @@ mod tests {
         );
         let idle = tap.caught_up(clock.at(end + quiet + 4));
         assert_eq!(idle.wake_at, Some(clock.at(end + 2 * quiet - 1).instant));
+    }
+
+    /// Whether `outputs` hold the answers of a terminal: the screen rendered a query.
+    fn rendered(outputs: &[TapOutput]) -> bool {
+        outputs
+            .iter()
+            .any(|o| matches!(o, TapOutput::TerminalReplies(_)))
+    }
+
+    /// Text lines in chunks of `size` bytes, `count` of them `every` ms apart from `start` ms
+    /// on, each followed by the tap catching up a little later (its pauses, longer than
+    /// [`RENDER_AFTER`] and shorter than [`FLOOD_PAUSE`]); then a cursor-position query, whose
+    /// answer says when the screen rendered. Returns when the query came.
+    fn flood(
+        tap: &mut TapModel<Memory>,
+        clock: &Clock,
+        (start, every, count): (u64, u64, u64),
+        size: usize,
+    ) -> u64 {
+        let line = b"lorem ipsum dolor sit amet, consectetur adipiscing elit\r\n";
+        let chunk: Vec<u8> = line.iter().copied().cycle().take(size).collect();
+        let pause = RENDER_AFTER.as_millis() as u64 + 1;
+        assert!(every > pause && every < FLOOD_PAUSE.as_millis() as u64);
+        let mut at = start;
+        for _ in 0..count {
+            tap.take(output(&chunk), clock.at(at));
+            tap.caught_up(clock.at(at + pause));
+            at += every;
+        }
+        tap.take(output(b"\x1b[6n"), clock.at(at));
+        at
+    }
+
+    #[test]
+    fn a_flood_with_no_turn_recording_renders_once_it_paused_for_the_flood_pause() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        // 2 MiB at 4 MiB a second, in 32 KiB chunks with short pauses between.
+        let last = flood(&mut tap, &clock, (0, 8, 64), 32 * 1024);
+        assert!(tap.run.flood());
+        assert!(!tap.detector.screen_recording());
+        let render = RENDER_AFTER.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(last + render));
+        assert!(!rendered(&idle.outputs), "not after the short pause");
+        let pause = FLOOD_PAUSE.as_millis() as u64;
+        assert_eq!(idle.wake_at, Some(clock.at(last + pause).instant));
+        let mut idle = tap.caught_up(clock.at(last + pause));
+        let mut outputs = std::mem::take(&mut idle.outputs);
+        while idle.more {
+            idle = tap.caught_up(clock.at(last + pause));
+            outputs.append(&mut idle.outputs);
+        }
+        assert!(rendered(&outputs), "rendered once the flood paused");
+        // The next output after the pause starts a new run: a short burst renders soon again.
+        tap.take(output(b"$ \x1b[6n"), clock.at(last + 1000));
+        let idle = tap.caught_up(clock.at(last + 1000 + render));
+        assert!(rendered(&idle.outputs));
+    }
+
+    #[test]
+    fn a_flood_still_on_is_not_rendered_for_the_quiet_clock() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        let quiet = QUIET.as_millis() as u64;
+        // A flood, then a query in it, then more of it for three times QUIET.
+        let query = flood(&mut tap, &clock, (0, 8, 64), 32 * 1024);
+        let chunk = [b'x'; 32 * 1024];
+        let mut at = query;
+        while at < query + 3 * quiet {
+            at += 8;
+            tap.take(output(&chunk), clock.at(at));
+            let idle = tap.caught_up(clock.at(at + 6));
+            assert!(!rendered(&idle.outputs), "rendered at {at} ms");
+            assert!(
+                idle.wake_at
+                    .is_some_and(|wake| wake <= clock.at(at + quiet).instant)
+            );
+        }
+        // Once it paused, it is rendered (and judged).
+        let pause = FLOOD_PAUSE.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(at + pause));
+        assert!(rendered(&idle.outputs));
+        assert_eq!(idle.wake_at, Some(clock.at(at + quiet).instant));
+    }
+
+    #[test]
+    fn a_flood_in_a_recorded_turn_renders_after_the_short_pause() {
+        let clock = Clock::new();
+        let mut tap = model("shell", AgentHooks::Off, Memory::default());
+        tap.take(output(b"$ "), clock.at(0));
+        tap.take(typed(b"cat big\r"), clock.at(10));
+        tap.take(output(b"cat big\r\n"), clock.at(11));
+        assert!(
+            tap.detector.screen_recording(),
+            "the command's turn records"
+        );
+        let last = flood(&mut tap, &clock, (20, 8, 64), 32 * 1024);
+        assert!(tap.run.flood());
+        let render = RENDER_AFTER.as_millis() as u64;
+        let mut idle = tap.caught_up(clock.at(last + render));
+        let mut outputs = std::mem::take(&mut idle.outputs);
+        while idle.more {
+            idle = tap.caught_up(clock.at(last + render));
+            outputs.append(&mut idle.outputs);
+        }
+        assert!(rendered(&outputs), "the turn's screen is kept up");
+    }
+
+    #[test]
+    fn a_slow_stream_is_no_flood_however_long() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        // 2 MiB with no pause of FLOOD_PAUSE, at 512 KiB a second.
+        let last = flood(&mut tap, &clock, (0, 64, 64), 32 * 1024);
+        assert!(!tap.run.flood());
+        let render = RENDER_AFTER.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(last + render));
+        assert!(rendered(&idle.outputs), "rendered after the short pause");
+    }
+
+    #[test]
+    fn under_a_flood_the_quiet_deadline_follows_its_last_output() {
+        let clock = Clock::new();
+        let mut tap = model("generic", AgentHooks::Off, Memory::default());
+        let quiet = QUIET.as_millis() as u64;
+        // 1.5 s of output at 2 MiB a second: longer than QUIET, and a flood from 0.5 s on.
+        let mut at = 0;
+        for _ in 0..250 {
+            tap.take(output(&[b'x'; 12 * 1024]), clock.at(at));
+            let idle = tap.caught_up(clock.at(at + 5));
+            let mode = last_progress(&idle.outputs).map(|p| p.mode);
+            assert_ne!(mode, Some(Mode::Idle), "not quiet at {at} ms");
+            // The quiet deadline is judged at least once per QUIET.
+            assert!(
+                idle.wake_at
+                    .is_some_and(|wake| wake <= clock.at(at + quiet).instant)
+            );
+            at += 6;
+        }
+        assert!(tap.run.flood());
+        let last = at - 6;
+        // After the flood, the pause runs from its last output, to the millisecond.
+        let idle = tap.caught_up(clock.at(last + 100));
+        assert_eq!(idle.wake_at, Some(clock.at(last + quiet).instant));
+        let idle = tap.caught_up(clock.at(last + quiet - 1));
+        assert!(last_progress(&idle.outputs).is_none_or(|p| p.mode != Mode::Idle));
+        let idle = tap.caught_up(clock.at(last + quiet));
+        let progress = last_progress(&idle.outputs).expect("a report");
+        assert_eq!(progress.mode, Mode::Idle, "ready once the flood went quiet");
     }
 
     #[test]
