@@ -1,5 +1,6 @@
 //! The turn state machine.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -873,7 +874,7 @@ impl Core {
     fn was_before(&mut self, line: &[u8]) -> bool {
         #[cfg(feature = "text")]
         {
-            self.screen.was_before(&String::from_utf8_lossy(line))
+            self.screen.was_before(&lossy(line))
         }
         #[cfg(not(feature = "text"))]
         {
@@ -970,7 +971,7 @@ impl Core {
                 .unwrap_or_default()
         }
         #[cfg(not(feature = "text"))]
-        String::from_utf8_lossy(line).into_owned()
+        lossy(line).into_owned()
     }
 
     /// Whether a row of the screen is a prompt line showing `input` (a TUI's input box holding
@@ -1204,7 +1205,7 @@ impl Core {
         if self.preset.osc_idle().is_some() {
             return false;
         }
-        let text = String::from_utf8_lossy(line);
+        let text = lossy(line);
         let body = text.trim_end_matches(' ');
         let pad = text.len() - body.len();
         let mut chars = body.chars();
@@ -1532,7 +1533,7 @@ impl Feed<'_> {
         #[cfg(feature = "text")]
         if let Some(header) = &core.prompt_header
             && let Some(last) = recorded.lines.iter().rposition(|l| !l.trim().is_empty())
-            && recorded.lines[last].trim() == String::from_utf8_lossy(header).trim()
+            && recorded.lines[last].trim() == lossy(header).trim()
         {
             recorded.lines.truncate(last);
         }
@@ -1748,7 +1749,7 @@ impl ViewSink for Feed<'_> {
                 .is_some_and(|w| w.is_match(text))
         {
             turn.asked = true;
-            let question = String::from_utf8_lossy(text).trim().to_owned();
+            let question = lossy(text).trim().to_owned();
             self.core.events.push(Event::Asking { question });
         }
         let skip = self
@@ -1777,9 +1778,11 @@ impl ViewSink for Feed<'_> {
             .turn
             .as_ref()
             .is_some_and(|t| t.ends_at_next_question || (after_done && t.typed_ahead > 0))
-            && self.core.pending.front().is_some_and(|next| {
-                is_echo(&String::from_utf8_lossy(text), std::slice::from_ref(next))
-            })
+            && self
+                .core
+                .pending
+                .front()
+                .is_some_and(|next| is_echo(&lossy(text), std::slice::from_ref(next)))
         {
             self.finish_then_queued(line.start, true);
             return;
@@ -1863,7 +1866,7 @@ impl ViewSink for Feed<'_> {
         }
         if turn.content_start.is_none() {
             let bytes = text;
-            let text = String::from_utf8_lossy(text);
+            let text = lossy(text);
             // A REPL evaluating a literal prints the input back (`>>> 42`, then `42`): once the
             // echo has been drawn, the bare input is an answer, not a second echo.
             let answer = turn.echo_seen && is_bare_input(&text, &turn.inputs);
@@ -2084,10 +2087,20 @@ pub(crate) fn is_echo(line: &str, inputs: &[String]) -> bool {
     })
 }
 
+/// `bytes` as text, with U+FFFD for what is not UTF-8: borrowed when all of it is, which
+/// `str::from_utf8` checks far quicker than the lossy decoder walks ASCII (every line of
+/// output goes through here, issue 29).
+fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Which of `inputs` (the last one) `line` echoes: behind a short decoration (see [`is_echo`])
 /// or behind a prompt of `preset`, whatever its length.
 fn echoed_input(preset: &Preset, osc133: bool, line: &[u8], inputs: &[String]) -> Option<usize> {
-    let text = String::from_utf8_lossy(line);
+    let text = lossy(line);
     inputs.iter().rposition(|input| {
         is_echo(&text, std::slice::from_ref(input)) || prompt_then(preset, osc133, line, input)
     })
@@ -2097,7 +2110,7 @@ fn echoed_input(preset: &Preset, osc133: bool, line: &[u8], inputs: &[String]) -
 /// marks, which alone say where prompts are).
 fn prompt_then(preset: &Preset, osc133: bool, text: &[u8], next: &str) -> bool {
     let next = next.trim();
-    let text = String::from_utf8_lossy(text);
+    let text = lossy(text);
     let text = text.trim_end();
     !osc133
         && !next.is_empty()
