@@ -334,6 +334,10 @@ struct Running {
     /// The agent went idle and busy again with a line typed ahead waiting: the turn ends where
     /// the agent draws that line as the next question.
     ends_at_next_question: bool,
+    /// Where the screen decides: the question typed ahead was drawn on the agent's prompt
+    /// decoration while it worked. That echo is either the agent's queue under a reply that
+    /// still grows above it, or the question taken; text drawn below it says which.
+    ahead_held: bool,
 }
 
 impl Running {
@@ -1108,6 +1112,7 @@ impl Core {
             echoed_upto: 0,
             held_prompt: None,
             ends_at_next_question: false,
+            ahead_held: false,
         });
     }
 
@@ -1489,6 +1494,41 @@ impl Feed<'_> {
         self.finish_then_queued(end, false);
     }
 
+    /// Whether `text`, drawn while the question typed ahead is held on the agent's prompt
+    /// decoration ([`Running::ahead_held`]), is the answer to that question: text of its own
+    /// (not a spinner frame, an interrupt hint, a rule or the echo again) that the agent draws
+    /// on a row below the echo and above its input row, in a row that is not its spinner's.
+    fn answer_below_held_echo(&mut self, text: &[u8], start: u64) -> bool {
+        if self.core.phase != Phase::Busy
+            || !self.core.turn.as_ref().is_some_and(|turn| turn.ahead_held)
+        {
+            return false;
+        }
+        let Some(next) = self.core.pending.front().cloned() else {
+            return false;
+        };
+        let line = String::from_utf8_lossy(text);
+        if !quiet::is_answer_text(&line) || is_echo(&line, std::slice::from_ref(&next)) {
+            return false;
+        }
+        self.sync(start);
+        self.core.drawn_below_echo(&next)
+    }
+
+    /// Ends the running turn at `at`, where the answer to the question typed ahead begins
+    /// below its echo, and starts that question's turn there. Unlike [`Feed::finish`], not at
+    /// the end of an open synchronized frame: the frame that draws the answer's first words is
+    /// the next turn's.
+    fn split_at_answer(&mut self, at: u64) {
+        if self.core.waits_for_agent(at, true) {
+            return;
+        }
+        self.core.finish_at_frame_end = None;
+        self.core.requeue_unread_inputs();
+        self.end_turn(at);
+        self.start_queued_echoed(at, true);
+    }
+
     /// [`Feed::finish`], where `echoed` says the next line typed ahead is drawn on the prompt
     /// line that ends this turn.
     fn finish_then_queued(&mut self, end: u64, echoed: bool) {
@@ -1540,6 +1580,9 @@ impl Feed<'_> {
         // So is the next prompt, already drawing the line typed ahead behind it (the turn ended
         // when that line was whole: the screen may show it, or part of it, and what the line
         // editor draws under it, such as node's completion preview).
+        // (Where the screen decides, the agent's live area may be drawn under that line — its
+        // spinner, its input box —, the frame that drew it ending the turn, or the answer to
+        // it begun below: the turn ends at that line wherever it is.)
         #[cfg(feature = "text")]
         if core.preset.osc_idle().is_none()
             && let Some(next) = core.pending.front()
@@ -1549,7 +1592,7 @@ impl Feed<'_> {
                 .enumerate()
                 .rev()
                 .filter(|(_, line)| !line.trim().is_empty())
-                .take(3)
+                .take(if core.quiet_decides() { usize::MAX } else { 3 })
                 .find(|(_, line)| prompt_then_part(&core.preset, line, next))
                 .map(|(at, _)| at)
         {
@@ -1760,6 +1803,13 @@ impl ViewSink for Feed<'_> {
         if let Some(turn) = &mut self.core.turn {
             turn.lines_seen += 1;
         }
+        // The question typed ahead, held on the agent's prompt decoration while it works
+        // (below): text drawn under that echo is its answer, and this reply ends where it
+        // begins. (Text drawn above it is this reply growing: the echo was the agent's queue.)
+        if self.answer_below_held_echo(text, line.start) {
+            self.split_at_answer(line.start);
+            return;
+        }
         // The question typed ahead drawn right under the line that closes this reply (no other
         // line with text between) is sent: it starts the next turn, as after an idle title.
         // (Drawn anywhere else, `❯ question` / `⎿ Queued`, it is still waiting; under an older
@@ -1786,6 +1836,26 @@ impl ViewSink for Feed<'_> {
         {
             self.finish_then_queued(line.start, true);
             return;
+        }
+        // Where the screen decides, the question typed ahead drawn on the agent's prompt
+        // decoration while the screen shows the agent at work (a spinner, an interrupt hint)
+        // ends nothing yet: the agent may show it queued under a reply that goes on, or have
+        // taken it. What it draws next decides ([`Feed::answer_below_held_echo`]); if it goes
+        // still first, the turn ends at rest.
+        if !skip
+            && self.core.phase == Phase::Busy
+            && self.core.quiet_decides()
+            && self.core.accepts_prompt_line()
+            && self.typed_ahead_on_prompt(text) == Some(None)
+        {
+            self.sync(line.start);
+            if self.core.spinner_on_screen() {
+                if let Some(turn) = &mut self.core.turn {
+                    turn.ahead_held = true;
+                }
+                self.core.line_veto = false;
+                return;
+            }
         }
         // Where the screen decides (no preset signal yet, or `generic`), a bare prompt line
         // drawn while the screen shows the agent at work is its empty input area, not its rest:

@@ -246,7 +246,7 @@ const TABLE_JUNCTIONS: &[char] = &[
 ];
 
 /// Whether a line is drawn with box-drawing and block characters only (a rule or border).
-fn is_rule(line: &str) -> bool {
+pub(crate) fn is_rule(line: &str) -> bool {
     let trimmed = line.trim();
     !trimmed.is_empty()
         && trimmed
@@ -257,7 +257,7 @@ fn is_rule(line: &str) -> bool {
 /// Whether a line is a rule with a short label set in it, as an input box's top border often
 /// is (`──── accept edits ─`, `─ Input ──────`): it begins and ends with box-drawing lines, a
 /// run of at least three at one end, and those are at least half of its characters.
-fn is_labelled_rule(line: &str) -> bool {
+pub(crate) fn is_labelled_rule(line: &str) -> bool {
     let trimmed = line.trim();
     let rule = |c: char| ('\u{2500}'..='\u{257f}').contains(&c);
     let (Some(first), Some(last)) = (trimmed.chars().next(), trimmed.chars().next_back()) else {

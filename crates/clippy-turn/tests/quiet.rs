@@ -350,3 +350,120 @@ fn a_full_screen_redraw_while_the_agent_works_does_not_end_its_turn() {
     assert_eq!(turns[1].input, "next");
     assert_eq!(turns[1].text(), "  Next answer.");
 }
+
+/// A full-screen agent's frame drawn in place, row by row from the top (no clear), as Textual
+/// draws: `rows` at the top of a 40x16 screen, the rows under them blank down to the input
+/// box ([`INPUT_BOX`], not drawn again), a spinner row above it while `busy`, the cursor left
+/// in the input row.
+fn in_place_frame(rows: &[&str], busy: bool) -> Vec<u8> {
+    let mut bytes = b"\x1b[?2026h".to_vec();
+    for at in 0..11 {
+        bytes.extend_from_slice(format!("\x1b[{};1H", at + 1).as_bytes());
+        bytes.extend_from_slice(rows.get(at).copied().unwrap_or("").as_bytes());
+        bytes.extend_from_slice(b"\x1b[K");
+    }
+    bytes.extend_from_slice(b"\x1b[12;1H");
+    if busy {
+        bytes.extend_from_slice("\u{2819} Thinking (2s esc to interrupt)".as_bytes());
+    }
+    bytes.extend_from_slice(b"\x1b[K\x1b[14;3H\x1b[?2026l");
+    bytes
+}
+
+/// The input box and footer under [`in_place_frame`]'s rows, drawn once.
+const INPUT_BOX: &str = "\x1b[13;1H────────────────────\x1b[14;1H> \x1b[16;1H~/work\x1b[14;3H";
+
+#[test]
+fn a_question_typed_ahead_is_told_queued_or_taken_by_where_the_agent_writes_next() {
+    let mut s = Session::new("generic", 40, 16);
+    s.out(b"\x1b[?1049h");
+    s.out(INPUT_BOX.as_bytes());
+    s.out(&in_place_frame(&["Agent 2.0"], false));
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.out(b"long");
+    s.input(b"long\r");
+    s.out(b"\x1b[14;3H\x1b[K");
+    s.out(&in_place_frame(&["Agent 2.0", "> long", "  Part 1."], true));
+    // A question typed ahead: the agent shows it at once, queued between the reply and its
+    // spinner, and the reply goes on growing above it.
+    s.out(b"\x1b[14;3Hnext\x1b[14;7H");
+    s.input(b"next\r");
+    s.out(b"\x1b[14;3H\x1b[K");
+    let queued = |reply: &[&str]| {
+        let mut rows = vec!["Agent 2.0", "> long"];
+        rows.extend_from_slice(reply);
+        rows.extend_from_slice(&["", "  (waiting)", "> next"]);
+        in_place_frame(&rows, true)
+    };
+    s.out(&queued(&["  Part 1."]));
+    s.out(&queued(&["  Part 1.", "  Part 2."]));
+    s.out(&queued(&["  Part 1.", "  Part 2.", "  Part 3."]));
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    // The reply is over and the agent takes the question without a pause: the same echo, now
+    // under the reply, a spinner, then the answer's words below the echo.
+    let taken = [
+        "> long",
+        "  Part 1.",
+        "  Part 2.",
+        "  Part 3.",
+        "",
+        "> next",
+    ];
+    s.out(&in_place_frame(&taken, true));
+    let mut answering = taken.to_vec();
+    answering.extend_from_slice(&["", "  Next"]);
+    s.out(&in_place_frame(&answering, true));
+    answering[7] = "  Next answer.";
+    s.out(&in_place_frame(&answering, true));
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+    s.out(&in_place_frame(&answering, false));
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{:?}", s.events);
+    assert_eq!(turns[0].input, "long");
+    assert_eq!(turns[0].text(), "  Part 1.\n  Part 2.\n  Part 3.");
+    assert_eq!(turns[1].input, "next");
+    assert_eq!(turns[1].text(), "  Next answer.");
+
+    // Again, but the reply's last frame has no spinner, and the question is taken in the same
+    // frame that draws the new spinner: the turn ends at the echo, the spinner is not its text.
+    s.out(b"\x1b[14;3Hmore\x1b[14;7H");
+    s.input(b"more\r");
+    s.out(b"\x1b[14;3H\x1b[K");
+    s.out(&in_place_frame(&["> more", "  Alpha."], true));
+    s.out(b"\x1b[14;3Hlast\x1b[14;7H");
+    s.input(b"last\r");
+    s.out(b"\x1b[14;3H\x1b[K");
+    s.out(&in_place_frame(
+        &["> more", "  Alpha.", "", "  (waiting)", "> last"],
+        true,
+    ));
+    s.out(&in_place_frame(
+        &["> more", "  Alpha.", "  Beta.", "", "  (waiting)", "> last"],
+        false,
+    ));
+    s.out(&in_place_frame(
+        &["> more", "  Alpha.", "  Beta.", "", "> last"],
+        true,
+    ));
+    s.out(&in_place_frame(
+        &[
+            "> more",
+            "  Alpha.",
+            "  Beta.",
+            "",
+            "> last",
+            "",
+            "  Last answer.",
+        ],
+        false,
+    ));
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 4, "{:?}", s.events);
+    assert_eq!(turns[2].input, "more");
+    assert_eq!(turns[2].text(), "  Alpha.\n  Beta.");
+    assert_eq!(turns[3].input, "last");
+    assert_eq!(turns[3].text(), "  Last answer.");
+}

@@ -253,6 +253,40 @@ impl Core {
         true
     }
 
+    /// Whether the cursor, where the agent is about to draw text, is on a row below the last
+    /// row that shows `next` (the question typed ahead) behind a prompt, and above the agent's
+    /// input row under it (the learned decoration again), in a row that is not a spinner's or
+    /// an interrupt hint's. Without a learned input row, never.
+    #[cfg(feature = "text")]
+    pub(super) fn drawn_below_echo(&mut self, next: &str) -> bool {
+        let Some(decoration) = self.input_row.as_ref().map(|row| row.decoration.clone()) else {
+            return false;
+        };
+        let screen = self.screen.snapshot(0);
+        let rows = &screen.lines;
+        let Some(echo) = rows
+            .iter()
+            .rposition(|row| super::prompt_then(&self.preset, self.osc133, row.as_bytes(), next))
+        else {
+            return false;
+        };
+        let Some(input) = (echo + 1..rows.len())
+            .find(|&row| rows[row].trim_start().starts_with(decoration.as_str()))
+        else {
+            return false;
+        };
+        let cursor = usize::from(screen.cursor.0);
+        echo < cursor
+            && cursor < input
+            && !is_spinner_row(&rows[cursor])
+            && !interrupt_hint().is_match(rows[cursor].as_bytes())
+    }
+
+    #[cfg(not(feature = "text"))]
+    pub(super) fn drawn_below_echo(&mut self, _next: &str) -> bool {
+        false
+    }
+
     /// Whether a visible row shows the agent at work: it begins with a spinner frame (a Braille
     /// pattern, U+2801–U+28FF, the spinner most terminal programs animate, and a word after
     /// it), or it tells how to interrupt the work (`esc to cancel`, `esc interrupt`: agents show
@@ -321,6 +355,24 @@ fn only_animated(still: &[String], now: &[String]) -> bool {
                 }
             }
         })
+}
+
+/// Whether a line the agent draws is text of its own, as an answer's words are: not blank, not
+/// a spinner frame (it begins with a Braille pattern), an interrupt hint, or a rule or border
+/// (box-drawing and block characters, with a short label at most).
+#[cfg(feature = "text")]
+pub(super) fn is_answer_text(line: &str) -> bool {
+    let text = line.trim();
+    !text.is_empty()
+        && !text.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
+        && !crate::text::is_rule(text)
+        && !crate::text::is_labelled_rule(text)
+        && !interrupt_hint().is_match(text.as_bytes())
+}
+
+#[cfg(not(feature = "text"))]
+pub(super) fn is_answer_text(_line: &str) -> bool {
+    false
 }
 
 /// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`,
