@@ -386,14 +386,14 @@ fn a_question_typed_ahead_is_told_queued_or_taken_by_where_the_agent_writes_next
     s.out(b"\x1b[14;3H\x1b[K");
     s.out(&in_place_frame(&["Agent 2.0", "> long", "  Part 1."], true));
     // A question typed ahead: the agent shows it at once, queued between the reply and its
-    // spinner, and the reply goes on growing above it.
+    // spinner with a label right under it, and the reply goes on growing above it.
     s.out(b"\x1b[14;3Hnext\x1b[14;7H");
     s.input(b"next\r");
     s.out(b"\x1b[14;3H\x1b[K");
     let queued = |reply: &[&str]| {
         let mut rows = vec!["Agent 2.0", "> long"];
         rows.extend_from_slice(reply);
-        rows.extend_from_slice(&["", "  (waiting)", "> next"]);
+        rows.extend_from_slice(&["", "  (waiting)", "> next", "  \u{21b3} edit with \u{2191}"]);
         in_place_frame(&rows, true)
     };
     s.out(&queued(&["  Part 1."]));

@@ -256,7 +256,9 @@ impl Core {
     /// Whether the cursor, where the agent is about to draw text, is on a row below the last
     /// row that shows `next` (the question typed ahead) behind a prompt, and above the agent's
     /// input row under it (the learned decoration again), in a row that is not a spinner's or
-    /// an interrupt hint's. Without a learned input row, never.
+    /// an interrupt hint's — and set apart from the echo by a blank row or a rule, as agents
+    /// set an answer apart from the question: a line right under the echo belongs to it (the
+    /// rest of a wrapped question, a `queued` label). Without a learned input row, never.
     #[cfg(feature = "text")]
     pub(super) fn drawn_below_echo(&mut self, next: &str) -> bool {
         let Some(decoration) = self.input_row.as_ref().map(|row| row.decoration.clone()) else {
@@ -278,6 +280,10 @@ impl Core {
         let cursor = usize::from(screen.cursor.0);
         echo < cursor
             && cursor < input
+            && (echo + 1..cursor).any(|row| {
+                let text = rows[row].trim();
+                text.is_empty() || crate::text::is_rule(text) || crate::text::is_labelled_rule(text)
+            })
             && !is_spinner_row(&rows[cursor])
             && !interrupt_hint().is_match(rows[cursor].as_bytes())
     }
