@@ -265,8 +265,8 @@ fn check(
                 i + 1
             ));
         }
-        // Every line the mock sent (for all questions of the turn: Codex answers questions typed
-        // ahead in one turn), once; nothing else but decorations and notices.
+        // Every line the mock sent (for all questions of the turn), once; nothing else but
+        // decorations and notices.
         let questions = want["input"].as_str().unwrap_or_default();
         if !questions.starts_with('/') {
             // Questions an agent sent as one message (`sent_as_one`: Claude Code's queue, or a
@@ -281,13 +281,16 @@ fn check(
             };
             if let Some(replies) = replies {
                 let interrupted = want["interrupted"] == true;
+                // A reply the agent cut short itself to take a question typed ahead (Codex
+                // steers): its turn ends where the agent drew that question.
+                let steered = want["cut_short"] == true;
                 let shown = reply_view(got["text"].as_str().unwrap_or_default());
                 let last = replies.len() - 1;
                 for (n, reply) in replies.iter().enumerate() {
                     // A reply the user cut short, by Ctrl+C or by asking the next question
-                    // (Codex stops answering the first), may lack its last lines: only lines
-                    // after the first one missing.
-                    let cut_short = interrupted || n < last;
+                    // (the agent stops answering the first), may lack its last lines: only
+                    // lines after the first one missing.
+                    let cut_short = interrupted || steered || n < last;
                     let mut missing = None;
                     for line in reply {
                         let count = occurrences(&shown, line);
@@ -312,7 +315,7 @@ fn check(
                     }
                 }
                 let reply = replies.concat();
-                let extra = besides_the_reply(&shown, &reply, interrupted || last > 0);
+                let extra = besides_the_reply(&shown, &reply, interrupted || steered || last > 0);
                 if !extra.is_empty() {
                     failures.push(format!(
                         "{name} turn {}: besides the reply, the text holds {:?}",
@@ -549,10 +552,13 @@ fn with_hooks_the_agents_word_alone_gives_the_turns_the_screen_alone_gives() {
         }
         // (b) With the hooks, every turn is the agent's, with the mock's text as its message;
         // without them, none is. A turn the agent stopped itself (Claude Code after a refused
-        // permission) has no word from it: the screen ends it, interrupted, with no message.
+        // permission) has no word from it: the screen ends it, interrupted, with no message. Nor
+        // has a reply the agent cut short to take a question typed ahead (`cut_short`: Codex
+        // reports one turn end, for that question): it ends where the question is drawn.
         for (mode, turns) in [("only", &word), ("on", &replay(&cast, preset, None))] {
             for (i, turn) in turns.iter().enumerate() {
-                if expected["turns"][i]["interrupted"] == true {
+                let want = &expected["turns"][i];
+                if want["interrupted"] == true || want["cut_short"] == true {
                     if turn["ended_by_agent"] != false || !turn["message"].is_null() {
                         failures.push(format!(
                             "{name} turn {} ({mode}): the agent stopped it without a word, \
@@ -568,8 +574,7 @@ fn with_hooks_the_agents_word_alone_gives_the_turns_the_screen_alone_gives() {
                         i + 1
                     ));
                 }
-                // The question answered last: the sidecar's (Codex answers a question typed
-                // ahead in the same turn, whose input the replay lists as the first alone).
+                // The question answered last: the last line of the sidecar's input.
                 let sidecar = &expected["turns"][i]["input"];
                 let question = sidecar.as_str().unwrap_or_default().lines().last();
                 let want = question.and_then(|q| hook_message(&replies, q, preset));

@@ -331,13 +331,16 @@ struct Running {
     /// A turn started from a line typed ahead waits for the prompt that reads it: the prompt
     /// line (its start) it let pass, drawn before the line typed ahead is.
     held_prompt: Option<u64>,
-    /// The agent went idle and busy again with a line typed ahead waiting: the turn ends where
-    /// the agent draws that line as the next question.
+    /// The agent went idle and busy again with a line typed ahead waiting, or took that line at
+    /// once (it steers): the turn ends where the agent draws that line as the next question.
     ends_at_next_question: bool,
     /// Where the screen decides: the question typed ahead was drawn on the agent's prompt
     /// decoration while it worked. That echo is either the agent's queue under a reply that
     /// still grows above it, or the question taken; text drawn below it says which.
     ahead_held: bool,
+    /// Where the output stood when the first question typed ahead was submitted to an agent that
+    /// steers: its echo is a line drawn after that, not its input box's line typed before.
+    steered_at: Option<u64>,
 }
 
 impl Running {
@@ -826,6 +829,12 @@ impl Core {
             // A question typed ahead while the agent works: its turn comes after this one.
             Some(turn) if typed_ahead => {
                 turn.typed_ahead += 1;
+                // An agent that steers answers it at once: the running reply ends where the
+                // agent draws the question's echo.
+                if self.preset.steers_typed_ahead() {
+                    turn.ends_at_next_question = true;
+                    turn.steered_at.get_or_insert(self.offset);
+                }
                 turn.remember_ahead([input.clone()]);
                 if self.pending.len() == MAX_PENDING_INPUTS {
                     self.pending.pop_front();
@@ -1113,6 +1122,7 @@ impl Core {
             held_prompt: None,
             ends_at_next_question: false,
             ahead_held: false,
+            steered_at: None,
         });
     }
 
@@ -1823,17 +1833,22 @@ impl ViewSink for Feed<'_> {
                 .is_some_and(|d| d.is_match(text))
                 && !self.core.was_before(text);
         }
-        if self
+        if self.core.turn.as_ref().is_some_and(|t| {
+            (t.ends_at_next_question || (after_done && t.typed_ahead > 0))
+                && t.steered_at.is_none_or(|at| line.start >= at)
+        }) && self
             .core
-            .turn
-            .as_ref()
-            .is_some_and(|t| t.ends_at_next_question || (after_done && t.typed_ahead > 0))
-            && self
-                .core
-                .pending
-                .front()
-                .is_some_and(|next| is_echo(&lossy(text), std::slice::from_ref(next)))
+            .pending
+            .front()
+            .is_some_and(|next| is_echo(&lossy(text), std::slice::from_ref(next)))
         {
+            // The agent that steers says its turn ended once, for the question it took: the
+            // reply it cut short ends here, without its word.
+            if self.core.preset.steers_typed_ahead()
+                && let Some(turn) = &mut self.core.turn
+            {
+                turn.forced = true;
+            }
             self.finish_then_queued(line.start, true);
             return;
         }

@@ -44,8 +44,13 @@ pub struct PresetSpec {
     pub osc_done: Option<&'static str>,
     /// A line submitted while the agent works is a question of its own, answered in a turn of
     /// its own after the running one (Claude Code, Gemini CLI, aider, shells, REPLs); false
-    /// where the agent folds it into the running turn (Codex).
+    /// where the agent folds it into the running turn.
     pub queues_typed_ahead: bool,
+    /// A question typed ahead (`queues_typed_ahead`) is taken at once: the agent cuts the
+    /// running reply short and answers it (Codex steers). The running turn ends where the agent
+    /// draws that question's echo, with what it drew of the reply; the question is a turn of its
+    /// own, which the agent's one turn-end report then belongs to.
+    pub steers_typed_ahead: bool,
     /// A line submitted before the program's output began belongs to the running turn's input
     /// (a REPL's multi-line statement, a shell's open quote; Codex folds it into the running
     /// turn): true for shells, REPLs and Codex; false where every line is a question of its own
@@ -91,6 +96,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: None,
@@ -109,6 +115,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: None,
@@ -127,6 +134,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: None,
@@ -145,6 +153,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: Some(r"^\.\.\.\s*$"),
@@ -163,6 +172,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: None,
@@ -181,6 +191,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: false,
         require_busy: false,
         chrome: Some(r"^Tokens: \S+ sent, \S+ received|^[\s░█]*Waiting for \S+\s*$"),
@@ -203,6 +214,7 @@ pub const PRESETS: &[PresetSpec] = &[
         // Its `state=done` comes before the frame that draws the reply's end: it only arms.
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: false,
         require_busy: true,
         chrome: Some(
@@ -222,7 +234,8 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_idle: Some(r"^7501;.*state=(?:idle|done)"),
         osc_busy: Some(r"^7501;.*state=(?:working|blocked)"),
         osc_done: Some(r"^7501;.*state=done"),
-        queues_typed_ahead: false,
+        queues_typed_ahead: true,
+        steers_typed_ahead: true,
         continuation_lines: true,
         require_busy: true,
         chrome: Some(
@@ -243,6 +256,7 @@ pub const PRESETS: &[PresetSpec] = &[
         osc_busy: Some(r"^[02];✦"),
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: false,
         require_busy: true,
         chrome: Some(
@@ -266,6 +280,7 @@ pub struct Preset {
     osc_busy: Option<Regex>,
     osc_done: Option<Regex>,
     queues_typed_ahead: bool,
+    steers_typed_ahead: bool,
     continuation_lines: bool,
     require_busy: bool,
     chrome: Option<Regex>,
@@ -316,6 +331,7 @@ impl Preset {
             osc_busy: spec.osc_busy.map(|p| compile("OSC busy", p)).transpose()?,
             osc_done: spec.osc_done.map(|p| compile("OSC done", p)).transpose()?,
             queues_typed_ahead: spec.queues_typed_ahead,
+            steers_typed_ahead: spec.steers_typed_ahead,
             continuation_lines: spec.continuation_lines,
             require_busy: spec.require_busy,
             chrome: spec.chrome.map(|p| compile("chrome", p)).transpose()?,
@@ -350,6 +366,7 @@ impl Preset {
             osc_busy: None,
             osc_done: None,
             queues_typed_ahead: true,
+            steers_typed_ahead: false,
             continuation_lines: true,
             require_busy: false,
             chrome: None,
@@ -400,6 +417,10 @@ impl Preset {
 
     pub(crate) fn queues_typed_ahead(&self) -> bool {
         self.queues_typed_ahead
+    }
+
+    pub(crate) fn steers_typed_ahead(&self) -> bool {
+        self.steers_typed_ahead
     }
 
     pub(crate) fn require_busy(&self) -> bool {

@@ -162,6 +162,7 @@ fn a_busy_line_vetoes_the_prompt_drawn_below_it() {
         osc_busy: None,
         osc_done: None,
         queues_typed_ahead: true,
+        steers_typed_ahead: false,
         continuation_lines: true,
         require_busy: false,
         chrome: None,
@@ -298,6 +299,73 @@ fn codex_interrupted_ends_with_its_idle_mark_even_without_redrawing_its_prompt()
     // Only the changed row is drawn, then the idle mark; the composer is not drawn again.
     s.out(b"\x1b[?2026h\x1b[3;1H\xe2\x96\xa0 Conversation interrupted\x1b[?2026l\x1b]7501;state=idle\x1b\\");
     assert_interrupted_with_its_notice(&s);
+}
+
+/// Codex at 80x24 answering `tell me` while `what is the largest planet` is typed into its
+/// composer (the bottom rows, each key a frame) and submitted: it drops the first stream, draws
+/// the question's echo under what it had drawn of the reply, and answers it in a later frame,
+/// before its one done mark. (Each frame draws the rows it changed: the echo's, the row under it.)
+fn codex_steered(hooks: clippy_turn::AgentHooks) -> Session {
+    let mut s =
+        Session::with(DetectorConfig::new(Preset::named("codex").unwrap()).agent_hooks(hooks));
+    s.out(b"\x1b]7501;state=idle\x1b\\\x1b[?2026h\x1b[H\x1b[J\x1b[23;1H\xe2\x80\xba Ask Codex to do anything\x1b[?2026l");
+    s.input(b"tell me\r");
+    s.out(b"\x1b]7501;state=working\x1b\\\x1b[?2026h\x1b[H\x1b[J\xe2\x80\xba tell me\x1b[3;1H\xe2\x80\xa2 Slow line 1\x1b[5;1H  Slow line 2\x1b[21;1H\xe2\x80\xa2 Working (1s \xe2\x80\xa2 esc to interrupt)\x1b[23;1H\xe2\x80\xba Ask Codex to do anything\x1b[?2026l");
+    let question = "what is the largest planet";
+    for (i, _) in question.char_indices() {
+        s.input(&question.as_bytes()[i..=i]);
+        s.out(
+            format!(
+                "\x1b[?2026h\x1b[23;1H\x1b[2K\u{203a} {}\x1b[?2026l",
+                &question[..=i]
+            )
+            .as_bytes(),
+        );
+    }
+    s.input(b"\r");
+    s.out(b"\x1b[?2026h\x1b[23;1H\x1b[2K\xe2\x80\xba Ask Codex to do anything\x1b[7;1H\xe2\x80\xba what is the largest planet\x1b[8;1H \x1b[?2026l");
+    s.out(b"\x1b[?2026h\x1b[9;1H\xe2\x80\xa2 Jupiter is the largest planet.\x1b[10;1H \x1b[?2026l");
+    s.out(b"\x1b]7501;state=done\x1b\\");
+    s
+}
+
+#[test]
+fn a_question_codex_takes_while_it_answers_ends_the_answer_it_cut_short() {
+    let s = codex_steered(clippy_turn::AgentHooks::Off);
+    assert_eq!(
+        s.inputs_and_texts(),
+        [
+            (
+                "tell me".into(),
+                "\u{2022} Slow line 1\n\n  Slow line 2".into()
+            ),
+            (
+                "what is the largest planet".into(),
+                "\u{2022} Jupiter is the largest planet.".into()
+            ),
+        ],
+        "{:?}",
+        s.events
+    );
+}
+
+#[test]
+fn codexs_one_turn_end_report_after_it_steered_is_the_typed_questions() {
+    let mut s = codex_steered(clippy_turn::AgentHooks::On);
+    // The answer it cut short ended at the echo: Codex reports no end for it.
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+    s.events
+        .extend(s.detector.feed_agent(clippy_turn::AgentSignal::TurnEnded {
+            message: Some("Jupiter is the largest planet.".into()),
+            prompts: vec!["what is the largest planet".into()],
+        }));
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{:?}", s.events);
+    assert_eq!(turns[0].input, "tell me");
+    assert!(!turns[0].ended_by_agent);
+    assert_eq!(turns[1].input, "what is the largest planet");
+    assert!(turns[1].ended_by_agent);
+    assert_eq!(turns[1].text(), "\u{2022} Jupiter is the largest planet.");
 }
 
 #[test]
