@@ -33,6 +33,7 @@ mod frames;
 mod graphemes;
 mod markers;
 mod redraw;
+mod seams;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,7 @@ use crate::frames::Frames;
 use crate::graphemes::Joining;
 use crate::markers::{Marker, MarkerScan};
 use crate::redraw::Shadow;
+use crate::seams::Seams;
 
 pub use crate::redraw::{RESTORE_TERMINAL, RESTORE_TERMINAL_FROM_ALTERNATE};
 
@@ -154,6 +156,8 @@ struct Recording {
     before: Vec<String>,
     /// Frames of the alternate screen, when it was shown at some point.
     frames: Option<Frames>,
+    /// Rows erased on the normal screen at the seam of a live area and not drawn again.
+    seams: Seams,
 }
 
 /// The logical lines that scrolled into history, bounded in bytes, with a running index.
@@ -333,6 +337,16 @@ impl Screen {
                 self.collect_history();
                 self.emulate(last);
                 self.history.clear();
+                if let Some(recording) = &mut self.recording {
+                    recording.seams.forget();
+                }
+            } else if marker == Some(Marker::EraseLine) {
+                // The row is read before the erase is emulated (the sequence's last byte).
+                let (head, last) = now.split_at(now.len() - 1);
+                self.emulate(head);
+                self.collect_history();
+                self.note_erase();
+                self.emulate(last);
             } else {
                 self.emulate(now);
                 self.collect_history();
@@ -379,6 +393,9 @@ impl Screen {
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.catch_up();
         self.sample_frame();
+        if let Some(recording) = &mut self.recording {
+            recording.seams.forget();
+        }
         let size = Size::new(cols, rows);
         if (size.columns, size.lines) != (self.term.columns(), self.term.screen_lines()) {
             // The emulator resets the scroll region on a resize (and only then).
@@ -479,6 +496,7 @@ impl Screen {
             from,
             before,
             frames,
+            seams: Seams::default(),
         });
     }
 
@@ -526,9 +544,12 @@ impl Screen {
                     .sample_partial(rows, cursor);
             }
         }
-        let Some(recording) = self.recording.take() else {
+        let Some(mut recording) = self.recording.take() else {
             return Recorded::default();
         };
+        if !self.alternate() {
+            recording.seams.close(&self.visible_rows());
+        }
         let start = recording.from.max(self.history.cleared_at);
         let lost = self.history.first.saturating_sub(start);
         let start = start.max(self.history.first);
@@ -570,6 +591,7 @@ impl Screen {
                 lines.drain(run);
             }
         }
+        recording.seams.restore(&mut lines);
         Recorded {
             before: recording.before,
             lines,
@@ -641,6 +663,29 @@ impl Screen {
             }
         }
         self.term.grid_mut().clear_history();
+    }
+
+    /// The program is about to erase the cursor's row: a recording on the normal screen notes
+    /// it for [`Seams`].
+    fn note_erase(&mut self) {
+        if self.alternate() {
+            return;
+        }
+        let row = self.term.grid().cursor.point.line.0.max(0) as usize;
+        let Some(recording) = &mut self.recording else {
+            return;
+        };
+        let (term, seams) = (&self.term, &mut recording.seams);
+        seams.erase(row, || {
+            let grid = term.grid();
+            (0..term.screen_lines())
+                .map(|row| {
+                    let mut text = String::new();
+                    row_text(&grid[Line(row as i32)], &mut text);
+                    trimmed(text)
+                })
+                .collect()
+        });
     }
 
     /// Samples the alternate screen into the recording's frames.

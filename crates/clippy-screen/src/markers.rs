@@ -12,14 +12,17 @@ pub(crate) enum Marker {
     /// The cursor goes home (`ESC [ H`, `ESC [ 1 ; 1 H`): a TUI without synchronized output
     /// starts its next frame.
     Home,
+    /// `ESC [ 2 K`: the program erases the cursor's row (redrawing its live area in place).
+    EraseLine,
 }
 
-const PATTERNS: [(&[u8], Marker); 5] = [
+const PATTERNS: [(&[u8], Marker); 6] = [
     (b"\x1b[3J", Marker::ClearHistory),
     (b"\x1b[?2026h", Marker::SyncBegin),
     (b"\x1b[?2026l", Marker::SyncEnd),
     (b"\x1b[H", Marker::Home),
     (b"\x1b[1;1H", Marker::Home),
+    (b"\x1b[2K", Marker::EraseLine),
 ];
 
 /// How much of each pattern the bytes so far end with.

@@ -231,3 +231,51 @@ fn a_screen_that_loses_rows_keeps_what_is_drawn_at_the_bottom() {
     screen.resize(20, 4);
     assert_eq!(screen.snapshot(2).lines, ["one", "two", ">", ""]);
 }
+
+/// A live area drawn in place as Ink's log-update does it: erased from the cursor upwards
+/// (`ESC [ 2 K`, then a cursor-up before each further row), then drawn again from there.
+fn erase_up(rows: usize) -> String {
+    let mut out = "\x1b[2K".to_owned();
+    for _ in 1..rows {
+        out.push_str("\x1b[1A\x1b[2K");
+    }
+    out.push_str("\x1b[G");
+    out
+}
+
+#[test]
+fn rows_erased_above_a_live_area_and_not_drawn_again_stay_in_the_recording() {
+    let mut screen = fed(30, 12, b"> question\r\n");
+    screen.begin_recording();
+    // The reply, then the live area (status, input box, footer), the cursor left in the input
+    // box a row above the area's foot.
+    screen.feed(
+        b"a1\r\na2\r\na3\r\na4\r\n\r\nend\r\n\r\nstatus 1\r\n> input\r\nfooter\x1b[1A\x1b[4G",
+    );
+    // The program erases its area from the cursor, not from its foot: a3, a4 and the blank
+    // under them go, the area is drawn where they were, the old footer stays under it.
+    screen.feed(erase_up(7).as_bytes());
+    screen.feed(b"end\r\n\r\nstatus 2\r\n> input\r\nfooter");
+    let shown = screen.snapshot(0).lines;
+    let drawn = [
+        "end", "", "status 2", "> input", "footer", "", "", "footer", "",
+    ];
+    assert_eq!(shown[..3], ["> question", "a1", "a2"]);
+    assert_eq!(shown[3..], drawn);
+    let turn = screen.finish_recording();
+    assert_eq!(turn.lines[..6], ["> question", "a1", "a2", "a3", "a4", ""]);
+    assert_eq!(turn.lines[6..], drawn);
+}
+
+#[test]
+fn a_live_area_erased_from_its_foot_and_drawn_again_is_left_as_drawn() {
+    let mut screen = fed(30, 12, b"> question\r\n");
+    screen.begin_recording();
+    screen.feed(b"a1\r\na2\r\n\r\ndialog: allow?\r\n1. yes\r\n2. no\r\n\r\n> input\r\nfooter");
+    // The dialog closes: the whole area is erased from its foot and drawn smaller.
+    screen.feed(erase_up(7).as_bytes());
+    screen.feed(b"\r\n> input\r\nfooter");
+    let shown = screen.snapshot(0).lines;
+    assert!(!shown.iter().any(|line| line.contains("yes")));
+    assert_eq!(screen.finish_recording().lines, shown);
+}
