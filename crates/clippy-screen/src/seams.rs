@@ -62,9 +62,10 @@ impl Seams {
     }
 
     /// Ends the pass under way, `post` being the visible rows after its redraw: notes the lines
-    /// it erased and did not draw again, when it began above rows with text that it left
-    /// standing (the erase started above the area's foot) and the program drew, right under
-    /// the line above the erased rows, a line that was under the dropped ones.
+    /// it erased and did not draw again (nowhere from its top row down), when it began above
+    /// rows with text that it left standing (the erase started above the area's foot), the
+    /// line above its top row stayed, and the first line with text the program drew from that
+    /// row down is one the pass erased lower down: the erased lines above that one.
     pub(crate) fn close(&mut self, post: &[String]) {
         let Some(Pass { pre, first, top }) = self.pass.take() else {
             return;
@@ -92,7 +93,8 @@ impl Seams {
             return;
         };
         let lines = &erased[..k];
-        if !lines.iter().any(has_text) || lines.iter().any(|l| has_text(l) && post.contains(l)) {
+        let redrawn = &post[top..];
+        if !lines.iter().any(has_text) || lines.iter().any(|l| has_text(l) && redrawn.contains(l)) {
             return;
         }
         self.dropped.push(Dropped {
@@ -102,18 +104,12 @@ impl Seams {
         });
     }
 
-    /// Puts the dropped lines back into `lines` (a recording's lines), between the line above
-    /// them and the next line with text, where those two still stand together, unless a line
-    /// of theirs is there already (the program drew them again later).
+    /// Puts the dropped lines back into `lines` (a recording's lines) where the line above them
+    /// is still followed by the next line with text, the lowest such place: where the program
+    /// drew them again (a later reprint), those two no longer stand together. (Anywhere else,
+    /// the same lines may be an older reply's, reprinted with the transcript.)
     pub(crate) fn restore(&self, lines: &mut Vec<String>) {
         for dropped in &self.dropped {
-            if dropped
-                .lines
-                .iter()
-                .any(|l| !l.trim().is_empty() && lines.contains(l))
-            {
-                continue;
-            }
             let seam = (0..lines.len()).rev().find(|&at| {
                 lines[at] == dropped.above
                     && lines[at + 1..]

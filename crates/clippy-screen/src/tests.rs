@@ -279,3 +279,33 @@ fn a_live_area_erased_from_its_foot_and_drawn_again_is_left_as_drawn() {
     assert!(!shown.iter().any(|line| line.contains("yes")));
     assert_eq!(screen.finish_recording().lines, shown);
 }
+
+#[test]
+fn lines_erased_at_the_seam_come_back_even_when_an_older_reply_had_them() {
+    // The transcript above holds an older reply with the same lines (Gemini CLI reprints its
+    // whole transcript): the seam, not the text, says where they are missing.
+    let mut screen = fed(30, 16, b"a1\r\na2\r\na3\r\na4\r\n> question\r\n");
+    screen.begin_recording();
+    screen.feed(
+        b"a1\r\na2\r\na3\r\na4\r\n\r\nend\r\n\r\nstatus 1\r\n> input\r\nfooter\x1b[1A\x1b[4G",
+    );
+    screen.feed(erase_up(7).as_bytes());
+    screen.feed(b"end\r\n\r\nstatus 2\r\n> input\r\nfooter");
+    let turn = screen.finish_recording();
+    assert_eq!(
+        turn.lines[..11],
+        [
+            "a1",
+            "a2",
+            "a3",
+            "a4",
+            "> question",
+            "a1",
+            "a2",
+            "a3",
+            "a4",
+            "",
+            "end"
+        ]
+    );
+}
