@@ -522,6 +522,19 @@ impl Screen {
             .is_some_and(|recording| recording.before.iter().any(|b| b.trim_end() == line))
     }
 
+    /// The logical lines that went into history since the recording in progress began (only
+    /// those after the latest `ESC [ 3 J`, and still kept), oldest first; none when no
+    /// recording is in progress.
+    pub fn history_since_recording(&mut self) -> impl Iterator<Item = &String> {
+        self.catch_up();
+        let start = self
+            .recording
+            .as_ref()
+            .map_or(u64::MAX, |recording| recording.from)
+            .max(self.history.cleared_at);
+        self.history.since(start)
+    }
+
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();

@@ -128,6 +128,46 @@ fn an_inline_tui_at_rest_ends_its_turn_when_output_goes_quiet() {
     assert_eq!(turns[1].text(), "  ✦ Once more.");
 }
 
+/// The same reply twice, each longer than the screen: at rest the second leaves every row
+/// above the input box as the first left it (Qwen Code's 80-line reply asked again, in the live
+/// matrix with a resize while it streamed). Its echo went into history under the turn, and the
+/// reply under it: it answered, and ends at the quiet. Stalled after its echo scrolled away, it
+/// has not.
+#[test]
+fn a_reply_that_leaves_the_screen_as_the_last_one_did_still_ends_at_the_quiet() {
+    let mut s = ink_agent("generic");
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    let reply: Vec<String> = (1..=20)
+        .map(|n| format!("  {n}. Line {n} of 20."))
+        .collect();
+    let reply: Vec<&str> = reply.iter().map(String::as_str).collect();
+    for (n, question) in ["write twenty lines", "write twenty lines again"]
+        .into_iter()
+        .enumerate()
+    {
+        s.ink(&[], &[REST[0], &format!("> {question}"), REST[2], REST[3]]);
+        s.input(format!("{question}\r").as_bytes());
+        s.ink(&[&format!("  > {question}"), ""], REST);
+        s.ink(&reply, REST);
+        s.quiet();
+        let turns = s.turns();
+        assert_eq!(turns.len(), n + 1, "{question}: {:?}", s.events);
+        assert!(
+            turns[n].text().ends_with("20. Line 20 of 20."),
+            "{:?}",
+            turns[n]
+        );
+    }
+    // A third question: its echo scrolled away under blank rows, nothing under it yet.
+    s.ink(&[], &[REST[0], "> once more", REST[2], REST[3]]);
+    s.input(b"once more\r");
+    let blank = [""; 12];
+    s.ink(&["  > once more"], &[]).ink(&blank, REST);
+    s.quiet();
+    assert_eq!(s.turns().len(), 2, "{:?}", s.events);
+}
+
 #[test]
 fn a_command_that_paused_with_the_cursor_on_an_empty_row_is_not_at_rest() {
     let mut s = Session::new("generic", 40, 12);

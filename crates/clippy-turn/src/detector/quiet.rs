@@ -222,10 +222,12 @@ impl Core {
         self.new_text_above(row).then_some(text)
     }
 
-    /// Whether a row above `input_row` shows text that was not in that place when the turn
-    /// began, other than the input's echo, rules and borders: the agent answered. (A full-screen
-    /// agent that stalled before it drew its answer still shows its old screen; an inline one,
-    /// the echo and its live area moved down.)
+    /// Whether the agent answered: a row above `input_row` shows text that was not in that
+    /// place when the turn began, other than the input's echo, rules and borders; or the echo
+    /// went into history during the turn and text came under it (a reply as long as the last
+    /// one, which left every row in place, is new all the same). (A full-screen agent that
+    /// stalled before it drew its answer still shows its old screen; an inline one, the echo and
+    /// its live area moved down.)
     #[cfg(feature = "text")]
     fn new_text_above(&mut self, input_row: usize) -> bool {
         let inputs = self
@@ -234,18 +236,35 @@ impl Core {
             .map(|t| t.inputs.clone())
             .unwrap_or_default();
         let rows = self.screen.snapshot(0).lines;
-        rows.iter().take(input_row).enumerate().any(|(i, row)| {
+        let text = |row: &str| {
             let text = row.trim();
             !text.is_empty()
-                && self
-                    .rows_at_start
-                    .get(i)
-                    .is_none_or(|old| old.trim() != text)
                 && !is_echo(row, &inputs)
                 && !text
                     .chars()
                     .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
-        })
+        };
+        let moved = rows.iter().take(input_row).enumerate().any(|(i, row)| {
+            text(row)
+                && self
+                    .rows_at_start
+                    .get(i)
+                    .is_none_or(|old| old.trim() != row.trim())
+        });
+        moved || {
+            let above = rows.iter().take(input_row);
+            let mut after_echo = false;
+            let mut answered = false;
+            for line in self.screen.history_since_recording().chain(above) {
+                if is_echo(line, &inputs) {
+                    after_echo = true;
+                    answered = false;
+                } else if after_echo && text(line) {
+                    answered = true;
+                }
+            }
+            answered
+        }
     }
 
     #[cfg(not(feature = "text"))]
