@@ -23,6 +23,8 @@ pub(crate) struct Frames {
     /// Rows seen held in place under a scrolling view, with the first scroll (in rows) that
     /// held them.
     held: Vec<(String, usize)>,
+    /// The last frame that moved the transcript moved it forward.
+    scrolled_forward: bool,
 }
 
 impl Frames {
@@ -94,6 +96,9 @@ impl Frames {
             let end = (at + rows.len()).min(self.lines.len());
             self.lines.splice(at..end, placed);
         }
+        if at != self.top {
+            self.scrolled_forward = at > self.top;
+        }
         self.top = at;
         self.previous = full.unwrap_or(rows);
     }
@@ -147,6 +152,9 @@ impl Frames {
                     _ => true,
                 })
         };
+        if let Some(at) = self.jumped_past(rows) {
+            return at;
+        }
         match scrolled {
             Some(at) if votes > stayed => at,
             Some(at) if at > self.top && 2 * votes >= changed && votes >= stayed.min(2) => at,
@@ -155,6 +163,36 @@ impl Frames {
             Some(at) => at,
             None => self.lines.len(),
         }
+    }
+
+    /// Where a frame goes that scrolled further than its window holds since the last one (a
+    /// renderer that draws only the latest view, behind a reply streaming in): right after the
+    /// lines the last frame showed. It is one when the transcript last moved forward, and above
+    /// the first row that stayed or grew (the program's fixed rows: a trailer, the input box,
+    /// the footer) the frame replaced two or more lines of text with others, none of them
+    /// growing what was there or lining up with the transcript (but for lines of the last frame
+    /// pushed down, as OpenCode's trailer under the reply): the window moved on past everything
+    /// it showed. (Rows redrawn in place under a row that stayed, or over a view
+    /// that did not scroll, replace what was there.)
+    fn jumped_past(&self, rows: &[String]) -> Option<usize> {
+        let text = |row: &String| !row.trim().is_empty();
+        let grows = |i: usize| {
+            self.previous
+                .get(i)
+                .is_some_and(|old| text(old) && rows[i].starts_with(old.trim_end()))
+        };
+        let fixed = (0..rows.len()).find(|&i| text(&rows[i]) && grows(i))?;
+        let shown = self.previous.get(..fixed)?;
+        // A line of the last frame drawn again as low or lower was pushed down, not replaced.
+        let carried = |j: usize| (j..fixed).any(|i| rows[i] == shown[j]);
+        let end = (0..fixed).rev().find(|&j| text(&shown[j]) && !carried(j))? + 1;
+        let replaced = (0..fixed)
+            .filter(|&i| text(&shown[i]) && text(&rows[i]))
+            .count();
+        let unseen = (0..fixed).all(|i| {
+            !text(&rows[i]) || !self.lines.contains(&rows[i]) || shown[..=i].contains(&rows[i])
+        });
+        (replaced >= 2 && unseen).then_some(self.top + end)
     }
 
     /// Notes the lines the program keeps under what it is adding (a reply streaming in above
@@ -567,6 +605,72 @@ mod tests {
         want.extend(frame(&["11", "12", "13"]));
         want.extend(foot.iter().map(|r| (*r).to_owned()));
         assert_eq!(frames.into_lines().0, want);
+    }
+
+    #[test]
+    fn a_scrolling_window_that_jumps_past_its_height_keeps_the_lines_it_showed() {
+        // OpenCode under load: its renderer draws only the latest view, so between two frames
+        // the reply can scroll by more rows than the window holds. The new frame has nothing in
+        // common with the last one above its input box and footer; the lines the last frame
+        // showed were shown and stay, the new ones go after them (what was never drawn, no
+        // screen can give).
+        let foot = ["", "▣ Build", "┃", "┃ Model", "esc interrupt"];
+        let with_foot = |rows: &[&str]| {
+            let mut frame = frame(rows);
+            frame.extend(foot.iter().map(|r| (*r).to_owned()));
+            frame
+        };
+        let mut frames = Frames::default();
+        frames.sample(with_foot(&["1", "2", "3", "4"]));
+        frames.sample(with_foot(&["2", "3", "4", "5"]));
+        frames.sample(with_foot(&["9", "10", "11", "12"]));
+        frames.sample(with_foot(&["10", "11", "12", "13"]));
+        let mut want = frame(&["1", "2", "3", "4", "5", "9", "10", "11", "12", "13"]);
+        want.extend(foot.iter().map(|r| (*r).to_owned()));
+        assert_eq!(frames.into_lines().0, want);
+        // The first lines of a reply under the question, then the view past them: the trailer
+        // under the reply is pushed down, the question and the lines shown stay.
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "┃ q",
+            "intro",
+            "1",
+            "2",
+            "▣ Build",
+            "",
+            "",
+            "┃ >",
+            "end",
+        ]));
+        frames.sample(frame(&[
+            "5",
+            "6",
+            "7",
+            "8",
+            "9",
+            "▣ Build",
+            "",
+            "┃ >",
+            "end",
+        ]));
+        assert_eq!(
+            frames.into_lines().0,
+            [
+                "┃ q",
+                "intro",
+                "1",
+                "2",
+                "5",
+                "6",
+                "7",
+                "8",
+                "9",
+                "▣ Build",
+                "",
+                "┃ >",
+                "end"
+            ]
+        );
     }
 
     #[test]
