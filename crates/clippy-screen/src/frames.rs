@@ -70,8 +70,15 @@ impl Frames {
         // only the input box changes as the user types).
         let scrolled = at != self.top;
         let unchanged = |i: usize| !scrolled && self.previous.get(i) == Some(&rows[i]);
+        // (A row that grows the line under it agrees: a list number drawn before its text.)
         let first_agree = (0..rows.len())
-            .find(|&i| !rows[i].trim().is_empty() && self.lines.get(at + i) == Some(&rows[i]))
+            .find(|&i| {
+                !rows[i].trim().is_empty()
+                    && self.lines.get(at + i).is_some_and(|line| {
+                        *line == rows[i]
+                            || (!line.trim().is_empty() && rows[i].starts_with(line.trim_end()))
+                    })
+            })
             .unwrap_or(0);
         let placed: Vec<String> = rows
             .iter()
@@ -603,6 +610,28 @@ mod tests {
         frames.sample(with_foot(&["8", "9. nine", "10", "11", "12", "13"]));
         let mut want = frame(&["1", "2", "3", "4", "5", "6", "7", "8", "9. nine", "10"]);
         want.extend(frame(&["11", "12", "13"]));
+        want.extend(foot.iter().map(|r| (*r).to_owned()));
+        assert_eq!(frames.into_lines().0, want);
+    }
+
+    #[test]
+    fn list_numbers_filled_in_as_the_window_scrolls_are_not_a_pinned_header() {
+        // OpenCode draws a list's numbers before their text; the frame that fills them in has
+        // scrolled too. The filled rows grow the lines under them: they are the transcript.
+        let foot = ["", "▣ Build", "┃ >", "esc interrupt"];
+        let with_foot = |rows: &[&str]| {
+            let mut frame = frame(rows);
+            frame.extend(foot.iter().map(|r| (*r).to_owned()));
+            frame
+        };
+        let mut frames = Frames::default();
+        frames.sample(with_foot(&["1. one", "2.", "3.", "4. four", "5. five"]));
+        frames.sample(with_foot(&[
+            "2. two", "3. three", "4. four", "5. five", "6. six",
+        ]));
+        let mut want = frame(&[
+            "1. one", "2. two", "3. three", "4. four", "5. five", "6. six",
+        ]);
         want.extend(foot.iter().map(|r| (*r).to_owned()));
         assert_eq!(frames.into_lines().0, want);
     }
