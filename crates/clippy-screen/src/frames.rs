@@ -177,9 +177,9 @@ impl Frames {
     /// lines the last frame showed. It is one when the transcript last moved forward, and above
     /// the first row that stayed or grew (the program's fixed rows: a trailer, the input box,
     /// the footer) the frame replaced two or more lines of text with others, none of them
-    /// growing what was there or lining up with the transcript (but for lines of the last frame
-    /// pushed down, as OpenCode's trailer under the reply): the window moved on past everything
-    /// it showed. (Rows redrawn in place under a row that stayed, or over a view
+    /// growing what was there or lining up with the transcript, even indented otherwise (but for
+    /// lines of the last frame pushed down, as OpenCode's trailer under the reply): the window
+    /// moved on past everything it showed. (Rows redrawn in place under a row that stayed, or over a view
     /// that did not scroll, replace what was there.)
     fn jumped_past(&self, rows: &[String]) -> Option<usize> {
         let text = |row: &String| !row.trim().is_empty();
@@ -196,9 +196,11 @@ impl Frames {
         let replaced = (0..fixed)
             .filter(|&i| text(&shown[i]) && text(&rows[i]))
             .count();
-        let unseen = (0..fixed).all(|i| {
-            !text(&rows[i]) || !self.lines.contains(&rows[i]) || shown[..=i].contains(&rows[i])
-        });
+        // Compared without their indent: a list laid out again (its numbers padded once it
+        // reaches 10) is drawn in place, not past.
+        let seen = |row: &String| self.lines.iter().any(|line| line.trim() == row.trim());
+        let unseen = (0..fixed)
+            .all(|i| !text(&rows[i]) || !seen(&rows[i]) || shown[..=i].contains(&rows[i]));
         (replaced >= 2 && unseen).then_some(self.top + end)
     }
 
@@ -700,6 +702,36 @@ mod tests {
                 "end"
             ]
         );
+        // A list laid out again in place, its numbers padded, is not a jump.
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "┃ q",
+            "1. a",
+            "2. b",
+            "9. c",
+            "▣ Build",
+            "┃ >",
+            "end",
+        ]));
+        frames.sample(frame(&[
+            " 1. a",
+            " 2. b",
+            " 9. c",
+            "10. d",
+            "▣ Build",
+            "┃ >",
+            "end",
+        ]));
+        let lines = frames.into_lines().0;
+        assert_eq!(lines.iter().filter(|l| l.trim() == "2. b").count(), 1);
+        assert!(lines.ends_with(&frame(&[
+            " 2. b",
+            " 9. c",
+            "10. d",
+            "▣ Build",
+            "┃ >",
+            "end"
+        ])));
     }
 
     #[test]
