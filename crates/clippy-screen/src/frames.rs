@@ -196,9 +196,14 @@ impl Frames {
         let replaced = (0..fixed)
             .filter(|&i| text(&shown[i]) && text(&rows[i]))
             .count();
-        // Compared without their indent: a list laid out again (its numbers padded once it
-        // reaches 10) is drawn in place, not past.
-        let seen = |row: &String| self.lines.iter().any(|line| line.trim() == row.trim());
+        // Compared without their indent, and as the start of a line: a list laid out again (its
+        // numbers padded once it reaches 10), or drawn again without a side panel the window
+        // lost (OpenCode's, glued on each row), is drawn in place, not past.
+        let seen = |row: &String| {
+            self.lines
+                .iter()
+                .any(|line| line.trim() == row.trim() || line.starts_with(row.trim_end()))
+        };
         let unseen = (0..fixed)
             .all(|i| !text(&rows[i]) || !seen(&rows[i]) || shown[..=i].contains(&rows[i]));
         (replaced >= 2 && unseen).then_some(self.top + end)
@@ -732,6 +737,19 @@ mod tests {
             "┃ >",
             "end"
         ])));
+        // The same with a side panel glued on each row gone.
+        let mut frames = Frames::default();
+        frames.sample(frame(&[
+            "x",
+            "1. a   Context",
+            "2. b   LSP",
+            "▣ Build",
+            "┃ >",
+            "end",
+        ]));
+        frames.sample(frame(&["1. a", "2. b", "3. c", "▣ Build", "┃ >", "end"]));
+        let lines = frames.into_lines().0;
+        assert_eq!(lines.iter().filter(|l| l.starts_with("2. b")).count(), 1);
     }
 
     #[test]
