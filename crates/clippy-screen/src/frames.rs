@@ -343,6 +343,13 @@ mod tests {
         rows.iter().map(|r| (*r).to_owned()).collect()
     }
 
+    /// A frame of `rows` above the rows of a `foot` that stays put (an input box, a footer).
+    fn over_foot(rows: &[&str], foot: &[&str]) -> Vec<String> {
+        let mut frame = frame(rows);
+        frame.extend(foot.iter().map(|r| (*r).to_owned()));
+        frame
+    }
+
     #[test]
     fn rows_added_in_place_that_repeat_lines_above_do_not_move_the_window_back() {
         // A table laid out again as its rows arrive (Mistral Vibe): its bottom border becomes
@@ -606,18 +613,14 @@ mod tests {
         // OpenCode: the transcript scrolls by more rows than stay on screen, under an input box
         // and footer that stay put; list numbers are drawn before their text.
         let foot = ["", "▣ Build", "┃", "┃ Model", "esc interrupt"];
-        let with_foot = |rows: &[&str]| {
-            let mut frame = frame(rows);
-            frame.extend(foot.iter().map(|r| (*r).to_owned()));
-            frame
-        };
+        let with_foot = |rows: &[&str]| over_foot(rows, &foot);
         let mut frames = Frames::default();
         frames.sample(with_foot(&["1", "2", "3", "4", "5", "6"]));
         frames.sample(with_foot(&["5", "6", "7", "8", "9.", "10"]));
         frames.sample(with_foot(&["8", "9. nine", "10", "11", "12", "13"]));
-        let mut want = frame(&["1", "2", "3", "4", "5", "6", "7", "8", "9. nine", "10"]);
-        want.extend(frame(&["11", "12", "13"]));
-        want.extend(foot.iter().map(|r| (*r).to_owned()));
+        let want = with_foot(&[
+            "1", "2", "3", "4", "5", "6", "7", "8", "9. nine", "10", "11", "12", "13",
+        ]);
         assert_eq!(frames.into_lines().0, want);
     }
 
@@ -626,20 +629,15 @@ mod tests {
         // OpenCode draws a list's numbers before their text; the frame that fills them in has
         // scrolled too. The filled rows grow the lines under them: they are the transcript.
         let foot = ["", "▣ Build", "┃ >", "esc interrupt"];
-        let with_foot = |rows: &[&str]| {
-            let mut frame = frame(rows);
-            frame.extend(foot.iter().map(|r| (*r).to_owned()));
-            frame
-        };
+        let with_foot = |rows: &[&str]| over_foot(rows, &foot);
         let mut frames = Frames::default();
         frames.sample(with_foot(&["1. one", "2.", "3.", "4. four", "5. five"]));
         frames.sample(with_foot(&[
             "2. two", "3. three", "4. four", "5. five", "6. six",
         ]));
-        let mut want = frame(&[
+        let want = with_foot(&[
             "1. one", "2. two", "3. three", "4. four", "5. five", "6. six",
         ]);
-        want.extend(foot.iter().map(|r| (*r).to_owned()));
         assert_eq!(frames.into_lines().0, want);
     }
 
@@ -651,18 +649,13 @@ mod tests {
         // showed were shown and stay, the new ones go after them (what was never drawn, no
         // screen can give).
         let foot = ["", "▣ Build", "┃", "┃ Model", "esc interrupt"];
-        let with_foot = |rows: &[&str]| {
-            let mut frame = frame(rows);
-            frame.extend(foot.iter().map(|r| (*r).to_owned()));
-            frame
-        };
+        let with_foot = |rows: &[&str]| over_foot(rows, &foot);
         let mut frames = Frames::default();
         frames.sample(with_foot(&["1", "2", "3", "4"]));
         frames.sample(with_foot(&["2", "3", "4", "5"]));
         frames.sample(with_foot(&["9", "10", "11", "12"]));
         frames.sample(with_foot(&["10", "11", "12", "13"]));
-        let mut want = frame(&["1", "2", "3", "4", "5", "9", "10", "11", "12", "13"]);
-        want.extend(foot.iter().map(|r| (*r).to_owned()));
+        let want = with_foot(&["1", "2", "3", "4", "5", "9", "10", "11", "12", "13"]);
         assert_eq!(frames.into_lines().0, want);
         // The first lines of a reply under the question, then the view past them: the trailer
         // under the reply is pushed down, the question and the lines shown stay.
