@@ -182,6 +182,20 @@ fn ci() -> Result {
             "warnings",
         ],
     ))?;
+    // `clippy-turn` without its text view (`default-features = false`), as an embedder may take
+    // it: its library builds clean too.
+    run(cargo(
+        &root,
+        &[
+            "clippy",
+            "-p",
+            "clippy-turn",
+            "--no-default-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ))?;
     // Every public item's docs build, their links resolve (a doc names what exists).
     let mut doc = cargo(&root, &["doc", "--workspace", "--no-deps", "--quiet"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");

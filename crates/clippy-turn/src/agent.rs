@@ -69,6 +69,7 @@ pub(crate) fn message_tail(message: &str) -> Option<String> {
     )
 }
 
+#[cfg(feature = "text")]
 /// How many times `rows` (a screen, top to bottom) show `tail` ([`message_tail`]), possibly
 /// wrapped over consecutive rows.
 pub(crate) fn tail_count(rows: &[String], tail: &str) -> usize {

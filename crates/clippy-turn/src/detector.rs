@@ -2145,6 +2145,7 @@ fn spans_rows(re: &regex::bytes::Regex, above: &[u8], line: &[u8]) -> bool {
         .any(|m| m.start() < seam && m.end() > seam + 1)
 }
 
+#[cfg(feature = "text")]
 /// Whether `re` matches a row of `rows`, or a line wrapped over two of them.
 pub(super) fn rows_show(re: &regex::bytes::Regex, rows: &[String]) -> bool {
     rows.iter().any(|row| re.is_match(row.as_bytes()))
@@ -2206,6 +2207,7 @@ fn prompt_then(preset: &Preset, osc133: bool, text: &[u8], next: &str) -> bool {
         })
 }
 
+#[cfg(feature = "text")]
 /// Whether `line` is a prompt line of `preset` with the beginning of `next` (or all of it)
 /// drawn after it: a line editor drawing a line typed ahead. (A prompt with nothing after it
 /// is not enough: a line of output may end in `$`, `#` or `%`.)

@@ -274,6 +274,7 @@ pub struct Preset {
     name: String,
     prompt: Option<Regex>,
     busy_line: Option<Regex>,
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     idle_line: Option<Regex>,
     done_line: Option<Regex>,
     osc_idle: Option<Regex>,
@@ -283,7 +284,9 @@ pub struct Preset {
     steers_typed_ahead: bool,
     continuation_lines: bool,
     require_busy: bool,
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     chrome: Option<Regex>,
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     redraws_live_lines: bool,
     waiting_line: Option<Regex>,
     stopped_line: Option<Regex>,
@@ -395,6 +398,7 @@ impl Preset {
         self.busy_line.as_ref()
     }
 
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     pub(crate) fn idle_line(&self) -> Option<&Regex> {
         self.idle_line.as_ref()
     }
@@ -432,6 +436,7 @@ impl Preset {
         self.done_line.as_ref()
     }
 
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     pub(crate) fn redraws_live_lines(&self) -> bool {
         self.redraws_live_lines
     }
@@ -444,6 +449,7 @@ impl Preset {
         self.stopped_line.as_ref()
     }
 
+    #[cfg_attr(not(feature = "text"), allow(dead_code))] // read by the text view only
     pub(crate) fn chrome(&self) -> Option<&Regex> {
         self.chrome.as_ref()
     }

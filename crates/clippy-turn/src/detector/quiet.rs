@@ -12,7 +12,9 @@
 //! in the input row). At rest that row is there again, empty or with its placeholder.
 
 use super::{Core, Feed, Phase, TurnDetector};
-use crate::detector::{Event, is_echo};
+use crate::detector::Event;
+#[cfg(feature = "text")]
+use crate::detector::is_echo;
 
 /// Where an agent draws its input line, as the row that showed the last line submitted
 /// told.
@@ -24,8 +26,10 @@ pub(super) struct InputRow {
     above_cursor: usize,
 }
 
+#[cfg(feature = "text")]
 /// Longest prompt decoration taken for one (a prompt with its label, `root@host:~/src$`).
 const MAX_DECORATION: usize = 32;
+#[cfg(feature = "text")]
 /// How many characters of a submitted line are looked for on the screen.
 const PROBE_CHARS: usize = 24;
 
@@ -400,6 +404,7 @@ pub(super) fn is_answer_text(_line: &str) -> bool {
     false
 }
 
+#[cfg(feature = "text")]
 /// Whether `row` begins with a Braille spinner frame followed by a word (`⠦ Thinking…`,
 /// `⠋Loading`).
 fn is_spinner_row(row: &str) -> bool {
@@ -423,6 +428,7 @@ fn interrupt_hint() -> &'static regex::bytes::Regex {
     })
 }
 
+#[cfg(feature = "text")]
 /// Whether `left` (what a row holds before the cursor, trimmed) reads as a prompt: short, and
 /// ending in a mark rather than a word (`>>>`, `$`, `┃`, `sqlite>`, `name:`), not mid-sentence.
 fn is_prompt_decoration(left: &str) -> bool {
