@@ -752,7 +752,7 @@ impl Worker {
                             .filter_map(|stored| {
                                 serde_json::from_str::<EventRecord>(&stored.payload).ok()
                             })
-                            .filter(|event| passes(&types, &event.kind))
+                            .filter(|event| clippy_broker_core::event_passes(&types, &event.kind))
                             .collect(),
                     },
                     Err(e) => failed(e),
@@ -806,18 +806,6 @@ impl Worker {
             let _ = self.waker.wake();
         }
     }
-}
-
-/// Whether an event of type `kind` passes `filter` (as the event stream's filter: an entry is
-/// a type or a category before the dot).
-fn passes(filter: &[String], kind: &str) -> bool {
-    filter.is_empty()
-        || filter.iter().any(|f| {
-            f == kind
-                || kind
-                    .split_once('.')
-                    .is_some_and(|(category, _)| category == f)
-        })
 }
 
 /// What `history_status` says of the backlog when the store takes writes.

@@ -46,8 +46,16 @@ pub(super) struct EventLog {
 }
 
 /// Whether an event of type `kind` passes `filter`: empty passes all; an entry is a type
-/// (`route.handoff`) or a category (`route`, every `route.*`).
-fn passes(filter: &[String], kind: &str) -> bool {
+/// (`route.handoff`) or a category (`route`, every `route.*`). The live stream and the
+/// history's events (`events --since` past the ring) filter alike.
+///
+/// ```
+/// let route = ["route".to_owned()];
+/// assert!(clippy_broker_core::event_passes(&route, "route.handoff"));
+/// assert!(!clippy_broker_core::event_passes(&route, "turn.completed"));
+/// ```
+#[must_use]
+pub fn event_passes(filter: &[String], kind: &str) -> bool {
     filter.is_empty()
         || filter.iter().any(|f| {
             kind == f
@@ -93,7 +101,7 @@ impl EventLog {
         record.id = self.last_id;
         record.ts = iso8601_utc(now_ms);
         for (conn, sub) in &self.subscribers {
-            if sub.cursor.is_none() && passes(&sub.filter, &record.kind) {
+            if sub.cursor.is_none() && event_passes(&sub.filter, &record.kind) {
                 out.push(Action::Publish(
                     *conn,
                     Message::Event {
@@ -127,7 +135,7 @@ impl EventLog {
         let since = since.unwrap_or(0);
         self.history
             .iter()
-            .filter(move |e| e.id > since && passes(filter, &e.kind))
+            .filter(move |e| e.id > since && event_passes(filter, &e.kind))
     }
 
     /// Makes the next event's id `last_id + 1` (ids continue where a stored history ended).
@@ -269,7 +277,7 @@ impl State {
                 break;
             }
             at = event.id;
-            if passes(&sub.filter, &event.kind) {
+            if event_passes(&sub.filter, &event.kind) {
                 out.push(Action::Send(
                     conn,
                     Message::Event {
@@ -384,12 +392,12 @@ mod tests {
     #[test]
     fn filters_take_types_and_categories() {
         let f = |s: &[&str]| s.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert!(passes(&[], "route.handoff"));
-        assert!(passes(&f(&["route"]), "route.handoff"));
-        assert!(passes(&f(&["route.handoff"]), "route.handoff"));
-        assert!(!passes(&f(&["route.handoff"]), "route.stalled"));
-        assert!(!passes(&f(&["rout"]), "route.handoff"));
-        assert!(!passes(&f(&["turn"]), "route.handoff"));
+        assert!(event_passes(&[], "route.handoff"));
+        assert!(event_passes(&f(&["route"]), "route.handoff"));
+        assert!(event_passes(&f(&["route.handoff"]), "route.handoff"));
+        assert!(!event_passes(&f(&["route.handoff"]), "route.stalled"));
+        assert!(!event_passes(&f(&["rout"]), "route.handoff"));
+        assert!(!event_passes(&f(&["turn"]), "route.handoff"));
     }
 
     #[test]

@@ -47,6 +47,7 @@ mod routing;
 mod screen;
 mod spool_ops;
 
+pub use events::event_passes;
 pub use history::{
     HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
     RESEND_PATIENCE_MS, Record as HistoryRecord, weight as history_weight,
