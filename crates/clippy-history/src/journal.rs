@@ -13,15 +13,15 @@
 //! turns and events already stored are skipped, and sessions are written again in order.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::HistoryError;
 use crate::query::{StoredTurn, TurnSummary};
 use crate::record::{EventRecord, Record, SessionEnd, SessionRecord, TurnRecord};
-use crate::store::Result;
+use crate::store::{Result, open_private};
 
 /// The journal's file name in the store's folder.
 pub const JOURNAL_FILE: &str = "history.journal";
@@ -196,14 +196,8 @@ impl Journal {
     /// failures.
     pub fn open(dir: &Path, max_bytes: u64) -> Result<Journal> {
         let path = dir.join(JOURNAL_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| HistoryError::io(&path, "open the journal", e))?;
+        let file =
+            open_private(&path).map_err(|e| HistoryError::io(&path, "open the journal", e))?;
         let mut journal = Journal {
             file,
             path,

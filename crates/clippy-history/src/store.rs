@@ -825,16 +825,22 @@ fn make_private_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Makes the database file with mode 0600 if missing (before SQLite does, with the process's
-/// umask), or narrows an existing one to 0600; and checks it can be opened for writing.
-fn make_private_file(path: &Path) -> Result<()> {
-    let file = OpenOptions::new()
+/// Opens `path` for reading and writing, made with mode 0600 if missing, never truncated: the
+/// history's files (the database, the journal) are the user's alone.
+pub(crate) fn open_private(path: &Path) -> std::io::Result<fs::File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
         .open(path)
+}
+
+/// Makes the database file with mode 0600 if missing (before SQLite does, with the process's
+/// umask), or narrows an existing one to 0600; and checks it can be opened for writing.
+fn make_private_file(path: &Path) -> Result<()> {
+    let file = open_private(path)
         .map_err(|e| HistoryError::io(path, "open the database for writing", e))?;
     let meta = file
         .metadata()
