@@ -707,7 +707,9 @@ impl Worker {
                             .problem
                             .clone()
                             .or_else(|| lock(&self.journal_problem).clone())
-                            .or_else(|| status_problem(skipped, holding)),
+                            .or_else(|| {
+                                clippy_broker_core::history_backlog_problem(skipped, holding)
+                            }),
                     },
                 },
                 Err(e) => failed(e),
@@ -805,21 +807,6 @@ impl Worker {
         if self.output.send(output).is_ok() {
             let _ = self.waker.wake();
         }
-    }
-}
-
-/// What `history_status` says of the backlog when the store takes writes.
-fn status_problem(skipped: u64, holding: bool) -> Option<String> {
-    match (skipped, holding) {
-        (0, false) => None,
-        (0, true) => Some(
-            "the store is behind the sessions: turns are acknowledged once it has stored them"
-                .to_owned(),
-        ),
-        (n, _) => Some(format!(
-            "{n} records (turns and events) not stored since the broker started: the store fell \
-             behind the sessions"
-        )),
     }
 }
 

@@ -35,6 +35,23 @@ pub const RESEND_PATIENCE_MS: u64 = 30_000;
 /// What a record other than a turn counts for in the backlog.
 const SMALL_RECORD: usize = 512;
 
+/// What `history_status` says of the store's backlog, from a [`Query::Status`]'s counts
+/// (`None`: nothing to say) when the store takes writes.
+#[must_use]
+pub fn backlog_problem(skipped: u64, holding: bool) -> Option<String> {
+    match (skipped, holding) {
+        (0, false) => None,
+        (0, true) => Some(
+            "the store is behind the sessions: turns are acknowledged once it has stored them"
+                .to_owned(),
+        ),
+        (n, _) => Some(format!(
+            "{n} records (turns and events) not stored since the broker started: the store fell \
+             behind the sessions"
+        )),
+    }
+}
+
 /// What a record weighs in the backlog: a turn its bytes, anything else `SMALL_RECORD`.
 #[must_use]
 pub fn weight(record: &Record) -> usize {
@@ -732,6 +749,16 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_status_names_a_store_behind_and_records_left_out() {
+        assert_eq!(backlog_problem(0, false), None);
+        assert!(backlog_problem(0, true).is_some_and(|p| p.contains("behind")));
+        assert!(
+            backlog_problem(3, true).is_some_and(|p| p.starts_with("3 records")),
+            "what was left out says more than that the store is behind now"
+        );
+    }
+
     use clippy_proto::{Format, Message, Role, SessionInfo};
 
     use std::collections::BTreeSet;

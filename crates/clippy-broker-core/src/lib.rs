@@ -50,7 +50,8 @@ mod spool_ops;
 pub use events::event_passes;
 pub use history::{
     HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
-    RESEND_PATIENCE_MS, Record as HistoryRecord, weight as history_weight,
+    RESEND_PATIENCE_MS, Record as HistoryRecord, backlog_problem as history_backlog_problem,
+    weight as history_weight,
 };
 pub use level::Level;
 pub use routing::DEFAULT_MAX_HOPS;
