@@ -688,13 +688,33 @@ impl<S: Spool> TapModel<S> {
         }
     }
 
-    /// Reports that the spool grew, the mode as last reported. Sent before a completed turn,
+    /// Reports that the spool grew, the mode as last reported (busy if the turn ran unreported).
+    /// Sent before a completed turn,
     /// which reaches the broker only once its text is rendered: the broker learns at once of
     /// the output that ended the turn (waits on it wake now) and of the keystrokes that led to
     /// it (a route counts its hops from the last one), always before the turn itself.
-    fn report_spool_growth(&mut self, out: &mut Vec<TapOutput>) {
+    fn report_spool_growth(&mut self, turn: &Turn, out: &mut Vec<TapOutput>) {
         let Some(reported) = &mut self.reported else {
             return;
+        };
+        // A turn that started and ended between two reports (a quick reply to a submission)
+        // was never reported busy: the broker hears it busy, running the turn's input, until
+        // the report after the turn says idle. Left as last reported (idle, before the
+        // submission), the session would look idle at a prompt with the turn recorded but
+        // its prompt not yet heard of: a client that acts on that idle (a route's next
+        // handoff) would find it still taking the last one.
+        let unreported_run =
+            reported.mode == Mode::Idle && self.progress.inputs > reported.prompt_inputs;
+        let (mode, input, busy_since) = if unreported_run {
+            let input = (self.progress.input.clone())
+                .or_else(|| Some(turn.input.clone()).filter(|i| !i.is_empty()));
+            (Mode::Busy, input, Some(self.now_ms))
+        } else {
+            (
+                reported.mode,
+                self.progress.input.clone(),
+                reported.busy_since,
+            )
         };
         // The counters that lead to the turn go too: a keystroke that started it must reset
         // the routes' hop counts before the turn is handed over; and what the turn's end
@@ -704,7 +724,9 @@ impl<S: Spool> TapModel<S> {
             spool_size: self.spool.size(),
             keystrokes: self.progress.keystrokes,
             inputs: self.progress.inputs,
-            input: self.progress.input.clone(),
+            input,
+            mode,
+            busy_since,
             waiting: self.progress.waiting.clone(),
             hooks: self.progress.hooks.clone(),
             ..reported.clone()
@@ -1013,7 +1035,7 @@ impl<S: Spool> TapModel<S> {
                     }
                     // The span is mapped through what the spool has written.
                     self.flush_spool(out);
-                    self.report_spool_growth(out);
+                    self.report_spool_growth(&turn, out);
                     self.progress.turns = turn.seq;
                     let spool_span = self
                         .spool
@@ -1593,6 +1615,13 @@ mod tests {
         assert_eq!(early.spool_size, spool.size());
         assert_eq!(spool.size(), 2 + 12);
         assert_eq!((early.keystrokes, early.inputs), (1, 1));
+        // The turn ran between two reports: the broker hears it busy with it, not idle at
+        // the prompt before it, until the report after the turn.
+        assert_eq!(
+            (early.mode, early.input.as_deref(), early.prompt_inputs),
+            (Mode::Busy, Some("ls"), 0)
+        );
+        assert_eq!(early.busy_since, Some(clock.at(20).unix_ms));
         assert_eq!(turn.0.input, "ls");
         assert_eq!(*turn.1, Some((turn.0.start, turn.0.end)));
         let idle = tap.caught_up(clock.at(21));
@@ -1602,6 +1631,22 @@ mod tests {
             (1, 2, None)
         );
         assert_eq!(progress.prompt_inputs, 1);
+        assert_eq!(progress.mode, Mode::Idle);
+
+        // Busy reported before the turn: the early report leaves the mode as it was.
+        tap.take(typed(b"pwd\r"), clock.at(30));
+        let busy = tap.caught_up(clock.at(31));
+        let busy = last_progress(&busy.outputs).expect("busy reported");
+        assert_eq!(
+            (busy.mode, busy.busy_since),
+            (Mode::Busy, Some(clock.at(31).unix_ms))
+        );
+        let out = tap.take(output(b"pwd\r\n/\r\n$ "), clock.at(40));
+        let early = last_progress(&out).expect("the early report");
+        assert_eq!(
+            (early.mode, early.busy_since, early.inputs),
+            (Mode::Busy, Some(clock.at(31).unix_ms), 2)
+        );
     }
 
     #[test]
