@@ -111,8 +111,15 @@ pub fn detach(path: &PathBuf, timeout: Duration) -> Result<u32, CtlError> {
 }
 
 /// `clippy-ctl attach`: runs until detached, the session ends, or this process is told to stop;
-/// the terminal is restored on every way out.
-pub fn attach(path: &PathBuf, read_only: bool, key: DetachKey) -> Result<Ended, CtlError> {
+/// the terminal is restored on every way out. `raw` is the raw mode the caller holds the
+/// terminal in already (the dashboard's), kept throughout and used to suspend: without one,
+/// the attachment enters raw mode itself and leaves it when it ends.
+pub fn attach(
+    path: &PathBuf,
+    read_only: bool,
+    key: DetachKey,
+    raw: Option<&RawModeGuard>,
+) -> Result<Ended, CtlError> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let (cols, rows) = clippy_pty::terminal_size(stdin.as_fd())
@@ -142,8 +149,14 @@ pub fn attach(path: &PathBuf, read_only: bool, key: DetachKey) -> Result<Ended, 
             rows,
         },
     )?;
-    RawModeGuard::install_panic_restore();
-    let guard = RawModeGuard::enter(stdin.as_fd()).map_err(pty_error)?;
+    let own = match raw {
+        Some(_) => None,
+        None => {
+            RawModeGuard::install_panic_restore();
+            RawModeGuard::enter(stdin.as_fd()).map_err(pty_error)?
+        }
+    };
+    let guard = raw.or(own.as_ref());
     let mut client = Client {
         stream,
         decoder: FrameDecoder::default(),
@@ -152,7 +165,7 @@ pub fn attach(path: &PathBuf, read_only: bool, key: DetachKey) -> Result<Ended, 
         restore: None,
         screen: AlternateScreen::default(),
     };
-    let ended = client.run(&signals, guard.as_ref());
+    let ended = client.run(&signals, guard);
     // Whatever the program left the terminal in (alternate screen, mouse reports, a hidden
     // cursor), it is put back before the shell gets it.
     if let Some((normal, alternate)) = &client.restore {
@@ -165,7 +178,7 @@ pub fn attach(path: &PathBuf, read_only: bool, key: DetachKey) -> Result<Ended, 
         let _ = out.write_all(b"\r\n");
         let _ = out.flush();
     }
-    drop(guard);
+    drop(own);
     ended
 }
 

@@ -322,20 +322,17 @@ impl Run<'_> {
     }
 
     /// Enter: the dashboard steps aside, this terminal attaches to the session (as `clippy-ctl
-    /// attach` does), and comes back on the detach key.
+    /// attach` does), and comes back on the detach key. The terminal stays in raw mode from the
+    /// dashboard into the attachment and back: keys typed while the attachment is being made
+    /// wait, unechoed, for the session (a cooked moment between the two would echo them, and
+    /// the detach key's Ctrl+\ would be the terminal's quit signal).
     fn attach(&mut self, session: &str, screen: &mut Screen) -> Input {
         let mut out = std::io::stdout();
         let _ = out.write_all(LEAVE_SCREEN).and_then(|()| out.flush());
-        if let Some(guard) = self.guard {
-            let _ = guard.restore();
-        }
         let endpoint = self.endpoint.clone();
         let connect = move || Connection::connect(&endpoint).map_err(CtlError::from);
         let attached = crate::attach::socket_of(&connect, session)
-            .and_then(|(_, _, path)| crate::attach::attach(&path, false, self.key));
-        if let Some(guard) = self.guard {
-            let _ = guard.reenter();
-        }
+            .and_then(|(_, _, path)| crate::attach::attach(&path, false, self.key, self.guard));
         let _ = out.write_all(ENTER_SCREEN).and_then(|()| out.flush());
         let _ = screen.terminal.clear();
         self.resized(screen);

@@ -238,6 +238,41 @@ fn the_list_follows_each_state_enter_attaches_a_resize_redraws_and_q_restores_th
     dash.wait_normal_screen();
 }
 
+/// Keys typed while the dashboard makes an attachment (here, while the broker it asks for the
+/// session's attach socket is stopped) wait for the session: the terminal stays raw, so they
+/// are neither echoed by it nor read as its signal keys (the detach key's Ctrl+\\ is the quit
+/// key of a cooked terminal, which would also throw away the line typed before it).
+#[test]
+fn keys_typed_while_the_dashboard_attaches_reach_the_session() {
+    let dir = TempDir::with_runtime("dash-attach-keys");
+    let broker = broker(&dir, &[]);
+    let mut sessions = Sessions {
+        dir: &dir,
+        names: Vec::new(),
+    };
+    sessions.spawn("sh", &bash_args());
+    let dash = Dash::start(&dir, WinSize::new(80, 24), &[]);
+    dash.wait_line(&["sh", "idle"]);
+
+    let stopped = Pid::from_raw(i32::try_from(broker.pid()).unwrap());
+    nix::sys::signal::kill(stopped, Signal::SIGSTOP).unwrap();
+    dash.keys(b"\r");
+    wait_for("the dashboard to step aside", || {
+        (!dash.alternate()).then_some(())
+    });
+    dash.keys(b"echo typed-$((6*7))-while-attaching\r\x1cd");
+    nix::sys::signal::kill(stopped, Signal::SIGCONT).unwrap();
+
+    dash.wait_text("clippy dash");
+    dash.wait_line(&["sh", "idle", " 1 "]);
+    let out = ctl(&dir, &[], &["get-turn", "sh", "--format", "text"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "typed-42-while-attaching"
+    );
+}
+
 #[test]
 fn a_search_opens_a_turn_and_a_gated_handoff_is_approved() {
     let dir = TempDir::with_runtime("dash-route");
