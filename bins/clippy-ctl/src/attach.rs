@@ -113,12 +113,14 @@ pub fn detach(path: &PathBuf, timeout: Duration) -> Result<u32, CtlError> {
 /// `clippy-ctl attach`: runs until detached, the session ends, or this process is told to stop;
 /// the terminal is restored on every way out. `raw` is the raw mode the caller holds the
 /// terminal in already (the dashboard's), kept throughout and used to suspend: without one,
-/// the attachment enters raw mode itself and leaves it when it ends.
+/// the attachment enters raw mode itself and leaves it when it ends. `typed` is what was typed
+/// before the attachment was made (read by the caller), taken as typed into it.
 pub fn attach(
     path: &PathBuf,
     read_only: bool,
     key: DetachKey,
     raw: Option<&RawModeGuard>,
+    typed: &[u8],
 ) -> Result<Ended, CtlError> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -165,7 +167,10 @@ pub fn attach(
         restore: None,
         screen: AlternateScreen::default(),
     };
-    let ended = client.run(&signals, guard);
+    let ended = match client.typed(typed) {
+        Ok(()) => client.run(&signals, guard),
+        Err(e) => Err(e),
+    };
     // Whatever the program left the terminal in (alternate screen, mouse reports, a hidden
     // cursor), it is put back before the shell gets it.
     if let Some((normal, alternate)) = &client.restore {
@@ -298,19 +303,25 @@ impl Client {
                     stdin_open = false;
                     continue;
                 }
-                let (typed, detach) = match self.keys.feed(&buf[..n]) {
-                    Keys::Forward(typed) => (typed, false),
-                    Keys::Detach(typed) => (typed, true),
-                };
-                if !typed.is_empty() && !self.read_only {
-                    self.send(&AttachFrame::Input { data: typed })?;
-                }
-                if detach {
-                    // The session answers with `detached` and closes.
-                    self.send(&AttachFrame::Detach)?;
-                }
+                self.typed(&buf[..n])?;
             }
         }
+    }
+
+    /// Keys typed on this terminal: the session's, up to the detach key.
+    fn typed(&mut self, bytes: &[u8]) -> Result<(), CtlError> {
+        let (typed, detach) = match self.keys.feed(bytes) {
+            Keys::Forward(typed) => (typed, false),
+            Keys::Detach(typed) => (typed, true),
+        };
+        if !typed.is_empty() && !self.read_only {
+            self.send(&AttachFrame::Input { data: typed })?;
+        }
+        if detach {
+            // The session answers with `detached` and closes.
+            self.send(&AttachFrame::Detach)?;
+        }
+        Ok(())
     }
 
     fn on_signal(

@@ -138,6 +138,7 @@ pub fn dash(cli: &Cli, bell: bool, detach_key: Option<&str>) -> Result<(), CtlEr
         endpoint: &endpoint,
         key,
         guard: guard.as_ref(),
+        decoder: KeyDecoder::default(),
         quit: false,
     };
     run.feed(
@@ -184,6 +185,8 @@ struct Run<'a> {
     endpoint: &'a Endpoint,
     key: DetachKey,
     guard: Option<&'a RawModeGuard>,
+    /// This terminal's keys, decoded as they are needed.
+    decoder: KeyDecoder,
     quit: bool,
 }
 
@@ -196,7 +199,6 @@ impl Run<'_> {
         screen: &mut Screen,
     ) -> Result<(), CtlError> {
         let stdin = std::io::stdin();
-        let mut keys = KeyDecoder::default();
         let mut buf = vec![0u8; 16 * 1024];
         let mut stdin_open = true;
         let mut pacer = Pacer::new(FRAMES_PER_SECOND);
@@ -261,7 +263,9 @@ impl Run<'_> {
                 match nix::unistd::read(stdin.as_fd(), &mut buf) {
                     Ok(0) => stdin_open = false,
                     Ok(n) => {
-                        for key in keys.feed(&buf[..n]) {
+                        // Key by key: one may attach, and the rest of the read is the session's.
+                        self.decoder.push(&buf[..n]);
+                        while let Some(key) = self.decoder.next_key() {
                             self.feed(Input::Key(key), screen);
                         }
                     }
@@ -325,14 +329,17 @@ impl Run<'_> {
     /// attach` does), and comes back on the detach key. The terminal stays in raw mode from the
     /// dashboard into the attachment and back: keys typed while the attachment is being made
     /// wait, unechoed, for the session (a cooked moment between the two would echo them, and
-    /// the detach key's Ctrl+\ would be the terminal's quit signal).
+    /// the detach key's Ctrl+\ would be the terminal's quit signal), and so do the keys read
+    /// with the Enter that attached.
     fn attach(&mut self, session: &str, screen: &mut Screen) -> Input {
         let mut out = std::io::stdout();
         let _ = out.write_all(LEAVE_SCREEN).and_then(|()| out.flush());
+        let typed = self.decoder.take_undecoded();
         let endpoint = self.endpoint.clone();
         let connect = move || Connection::connect(&endpoint).map_err(CtlError::from);
-        let attached = crate::attach::socket_of(&connect, session)
-            .and_then(|(_, _, path)| crate::attach::attach(&path, false, self.key, self.guard));
+        let attached = crate::attach::socket_of(&connect, session).and_then(|(_, _, path)| {
+            crate::attach::attach(&path, false, self.key, self.guard, &typed)
+        });
         let _ = out.write_all(ENTER_SCREEN).and_then(|()| out.flush());
         let _ = screen.terminal.clear();
         self.resized(screen);

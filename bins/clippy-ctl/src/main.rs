@@ -165,7 +165,7 @@ fn attach(
     let key = detach_key_of(cli, detach_key)?;
     let (id, name, path) = attach::socket_of(connect, session)?;
     let label = name.unwrap_or(id);
-    let said = match attach::attach(&path, read_only, key, None)? {
+    let said = match attach::attach(&path, read_only, key, None, &[])? {
         attach::Ended::Detached(clippy_proto::attach::DetachReason::Command) => {
             format!("[detached from {label} (clippy-ctl detach)]")
         }

@@ -241,9 +241,10 @@ fn the_list_follows_each_state_enter_attaches_a_resize_redraws_and_q_restores_th
 /// Keys typed while the dashboard makes an attachment (here, while the broker it asks for the
 /// session's attach socket is stopped) wait for the session: the terminal stays raw, so they
 /// are neither echoed by it nor read as its signal keys (the detach key's Ctrl+\\ is the quit
-/// key of a cooked terminal, which would also throw away the line typed before it).
+/// key of a cooked terminal, which would also throw away the line typed before it). Keys read
+/// with the Enter that attaches are the session's as well.
 #[test]
-fn keys_typed_while_the_dashboard_attaches_reach_the_session() {
+fn keys_typed_with_or_after_the_enter_that_attaches_reach_the_session() {
     let dir = TempDir::with_runtime("dash-attach-keys");
     let broker = broker(&dir, &[]);
     let mut sessions = Sessions {
@@ -270,6 +271,16 @@ fn keys_typed_while_the_dashboard_attaches_reach_the_session() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim_end(),
         "typed-42-while-attaching"
+    );
+
+    // Keys that come in one read with the Enter are the session's too.
+    dash.keys(b"\recho with-the-enter-$((6*7))\r\x1cd");
+    dash.wait_line(&["sh", "idle", " 2 "]);
+    dash.wait_text("clippy dash");
+    let out = ctl(&dir, &[], &["get-turn", "sh", "--format", "text"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "with-the-enter-42"
     );
 }
 

@@ -54,25 +54,47 @@ const PASTE_END: &[u8] = b"\x1b[201~";
 #[derive(Debug, Default)]
 pub struct KeyDecoder {
     pending: Vec<u8>,
+    /// How much of `pending` is decoded already.
+    decoded: usize,
 }
 
 impl KeyDecoder {
     /// The keys in `bytes` (after what an earlier call left incomplete).
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Key> {
+        self.push(bytes);
+        std::iter::from_fn(|| self.next_key()).collect()
+    }
+
+    /// Adds `bytes` to what waits to be decoded, key by key, with [`next_key`](Self::next_key).
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.pending.drain(..self.decoded);
+        self.decoded = 0;
         self.pending.extend_from_slice(bytes);
-        let mut keys = Vec::new();
-        let mut at = 0;
-        while at < self.pending.len() {
-            match decode_one(&self.pending[at..]) {
+    }
+
+    /// The next whole key among the bytes pushed, if one is there.
+    pub fn next_key(&mut self) -> Option<Key> {
+        while self.decoded < self.pending.len() {
+            match decode_one(&self.pending[self.decoded..]) {
                 Decoded::Key(key, used) => {
-                    keys.extend(key);
-                    at += used;
+                    self.decoded += used;
+                    if key.is_some() {
+                        return key;
+                    }
                 }
-                Decoded::Incomplete => break,
+                Decoded::Incomplete => return None,
             }
         }
-        self.pending.drain(..at);
-        keys
+        None
+    }
+
+    /// Takes the bytes pushed and not decoded yet: what was typed after a key that hands the
+    /// terminal over (the dashboard's Enter, which attaches), for whoever takes it.
+    pub fn take_undecoded(&mut self) -> Vec<u8> {
+        let rest = self.pending.split_off(self.decoded);
+        self.pending.clear();
+        self.decoded = 0;
+        rest
     }
 }
 
@@ -229,5 +251,20 @@ mod tests {
             d.feed(b"\x1b[201~q"),
             [Key::Paste("one\rtwo".into()), Key::Char('q')]
         );
+    }
+
+    #[test]
+    fn the_bytes_after_a_key_are_kept_as_typed_for_whoever_takes_them() {
+        let mut d = KeyDecoder::default();
+        d.push(b"\rls -l\r\x1c");
+        assert_eq!(d.next_key(), Some(Key::Enter));
+        assert_eq!(d.take_undecoded(), b"ls -l\r\x1c");
+        assert_eq!(d.next_key(), None);
+        // What is left incomplete is typed too; the decoder starts afresh after.
+        d.push(b"q\x1b[");
+        assert_eq!(d.next_key(), Some(Key::Char('q')));
+        assert_eq!(d.next_key(), None);
+        assert_eq!(d.take_undecoded(), b"\x1b[");
+        assert_eq!(d.feed(b"A"), [Key::Char('A')]);
     }
 }
