@@ -9,8 +9,8 @@ usage:
                                          with the screen when the script saw it
 
 AGENT: claude, codex, gemini (/work/agents-text/current), claude-corpus, codex-corpus, gemini-corpus
-(/work/agents-text/corpus), claude-new (/work/agents-text/new), aider, and the agents without a preset qwen and
-opencode. Each binary's path can be overridden with MATRIX_BIN_<AGENT> (e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
+(/work/agents-text/corpus), claude-new (/work/agents-text/new), aider, and the agents without a preset qwen,
+opencode, vibe (Mistral Vibe) and grok (Grok CLI). Each binary's path can be overridden with MATRIX_BIN_<AGENT> (e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
 Environment: CLIPPY_BIN (the folder with clippy-session and clippy-ctl; default target/release of this checkout),
 MATRIX_OUT (results, default /tmp/matrix; a run already there is kept as TAG.runN), MATRIX_HOMES (HOME, work
 dir and XDG_RUNTIME_DIR per run, default /root/matrix-runs: not under /tmp, where Codex refuses its CODEX_HOME
@@ -35,7 +35,7 @@ QUESTIONS = ["what is the capital of France", "show me a table of shells", LONG,
              "Translate these notes into French:", "what is the color of the sky", "what is the square root of 144"]
 CASES = ["short", "table", "long", "long+resize", "long(typed-ahead)", "typed-ahead", "paste", "ctl-send", "last"]
 ORDER = ["qwen", "opencode", "claude", "claude-corpus", "claude-new", "codex", "codex-corpus", "gemini",
-         "gemini-corpus", "aider"]
+         "gemini-corpus", "aider", "vibe", "grok"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -141,7 +141,9 @@ def agent_command(agent_key, url, env):
     default = {"claude": "/work/agents-text/%s/bin/claude" % rel, "codex": "/work/agents-text/%s/bin/codex" % rel,
                "gemini": "/work/agents-text/%s/bin/gemini" % rel, "aider": "/work/agents-text/aider-venv/bin/aider",
                "qwen": "/opt/agents/qwen/node_modules/.bin/qwen",
-               "opencode": "/opt/agents/opencode/node_modules/.bin/opencode"}
+               "opencode": "/opt/agents/opencode/node_modules/.bin/opencode",
+               "vibe": "/work/agents-extra/vibe-venv/bin/vibe",
+               "grok": "/work/agents-extra/grok/node_modules/.bin/grok"}
     if flavor not in default:
         sys.exit("unknown agent " + agent_key)
     exe = os.environ.get("MATRIX_BIN_" + agent_key.upper().replace("-", "_"), default[flavor])
@@ -162,6 +164,12 @@ def agent_command(agent_key, url, env):
                         "--no-show-release-notes", "--edit-format", "diff", "--map-tokens", "0", "--no-detect-urls"]
     if flavor == "qwen":  # it ignores NO_PROXY: the environment has no proxy variables at all
         env.update(OPENAI_API_KEY="mock-key", OPENAI_BASE_URL=url + "/v1", OPENAI_MODEL="mock-model")
+        return flavor, [exe]
+    if flavor == "vibe":  # setup_agent.sh writes its provider (the mock) into HOME/.vibe/config.toml
+        env.update(MOCK_API_KEY="mock-key")
+        return flavor, [exe]
+    if flavor == "grok":  # the endpoint, key and model come from the environment alone
+        env.update(GROK_API_KEY="mock-key", GROK_BASE_URL=url + "/v1", GROK_MODEL="mock-model")
         return flavor, [exe]
     env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
     return flavor, [exe]
@@ -304,7 +312,7 @@ class Driver:
                 break
             time.sleep(0.5)
         ready_s = round(time.time() - t0, 1)
-        time.sleep(5 if flavor in ("aider", "opencode", "qwen") else 2)
+        time.sleep(5 if flavor in ("aider", "opencode", "qwen", "vibe", "grok") else 2)
         status_before = self.ctl("status", self.name).stdout
 
         def resize():
