@@ -36,6 +36,7 @@ QUESTIONS = ["what is the capital of France", "show me a table of shells", LONG,
 CASES = ["short", "table", "long", "long+resize", "long(typed-ahead)", "typed-ahead", "paste", "ctl-send", "last"]
 ORDER = ["qwen", "opencode", "claude", "claude-corpus", "claude-new", "codex", "codex-corpus", "gemini",
          "gemini-corpus", "aider", "vibe", "grok"]
+NO_PRESET = ("qwen", "opencode", "vibe", "grok")  # run as `clippy-session -- AGENT` with no preset of their own
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -297,13 +298,15 @@ class Driver:
 
     def drive(self, tag, version, flavor, res_dir):
         t0, last, still = time.time(), None, time.time()
-        # Ready: a recognised prompt (idle), or a screen that stopped changing for 5 s after 15 s.
+        # Ready: a recognised prompt (idle), or a screen that stopped changing for 5 s after 15 s. A session with
+        # no preset is idle from its start, while the agent still loads (Mistral Vibe's `Initializing…` drops what
+        # is typed): its idle says nothing, only the still screen counts.
         while time.time() - t0 < 120:
             try:
                 mode = json.loads(self.ctl("--json", "status", self.name).stdout)["session_status"]["mode"]
             except (ValueError, KeyError, TypeError):
                 mode = None
-            if mode == "idle":
+            if mode == "idle" and flavor not in NO_PRESET:
                 break
             scr = self.ctl("screen", self.name).stdout
             if scr != last:
@@ -312,7 +315,7 @@ class Driver:
                 break
             time.sleep(0.5)
         ready_s = round(time.time() - t0, 1)
-        time.sleep(5 if flavor in ("aider", "opencode", "qwen", "vibe", "grok") else 2)
+        time.sleep(5 if flavor == "aider" or flavor in NO_PRESET else 2)
         status_before = self.ctl("status", self.name).stdout
 
         def resize():
