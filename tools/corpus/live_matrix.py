@@ -10,7 +10,8 @@ usage:
 
 AGENT: claude, codex, gemini (/work/agents-text/current), claude-corpus, codex-corpus, gemini-corpus
 (/work/agents-text/corpus), claude-new (/work/agents-text/new), aider, and the agents without a preset qwen,
-opencode, vibe (Mistral Vibe) and grok (Grok CLI). Each binary's path can be overridden with MATRIX_BIN_<AGENT> (e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
+opencode, vibe (Mistral Vibe) and grok (Grok CLI). Each binary's path can be overridden with MATRIX_BIN_<AGENT>
+(e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
 Environment: CLIPPY_BIN (the folder with clippy-session and clippy-ctl; default target/release of this checkout),
 MATRIX_OUT (results, default /tmp/matrix; a run already there is kept as TAG.runN), MATRIX_HOMES (HOME, work
 dir and XDG_RUNTIME_DIR per run, default /root/matrix-runs: not under /tmp, where Codex refuses its CODEX_HOME
@@ -37,6 +38,10 @@ CASES = ["short", "table", "long", "long+resize", "long(typed-ahead)", "typed-ah
 ORDER = ["qwen", "opencode", "claude", "claude-corpus", "claude-new", "codex", "codex-corpus", "gemini",
          "gemini-corpus", "aider", "vibe", "grok"]
 NO_PRESET = ("qwen", "opencode", "vibe", "grok")  # run as `clippy-session -- AGENT` with no preset of their own
+# What an agent without a preset draws once it has loaded, where its screen alone is still for seconds before
+# (Mistral Vibe draws its logo, sits 7 s or more, then `Initializing…`, dropping what is typed, and only then the
+# active model under its logo, `mock[off]`).
+LOADED = {"vibe": "mock["}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -311,7 +316,7 @@ class Driver:
             scr = self.ctl("screen", self.name).stdout
             if scr != last:
                 last, still = scr, time.time()
-            elif time.time() - t0 > 15 and time.time() - still > 5 and scr.strip():
+            elif time.time() - t0 > 15 and time.time() - still > 5 and scr.strip() and LOADED.get(flavor, "") in scr:
                 break
             time.sleep(0.5)
         ready_s = round(time.time() - t0, 1)
