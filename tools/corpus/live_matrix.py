@@ -9,8 +9,9 @@ usage:
                                          with the screen when the script saw it
 
 AGENT: claude, codex, gemini (/work/agents-text/current), claude-corpus, codex-corpus, gemini-corpus
-(/work/agents-text/corpus), claude-new (/work/agents-text/new), aider, and the agents without a preset qwen and
-opencode. Each binary's path can be overridden with MATRIX_BIN_<AGENT> (e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
+(/work/agents-text/corpus), claude-new (/work/agents-text/new), aider, and the agents without a preset qwen,
+opencode, vibe (Mistral Vibe) and grok (Grok CLI). Each binary's path can be overridden with MATRIX_BIN_<AGENT>
+(e.g. MATRIX_BIN_CODEX_CORPUS=/path/codex).
 Environment: CLIPPY_BIN (the folder with clippy-session and clippy-ctl; default target/release of this checkout),
 MATRIX_OUT (results, default /tmp/matrix; a run already there is kept as TAG.runN), MATRIX_HOMES (HOME, work
 dir and XDG_RUNTIME_DIR per run, default /root/matrix-runs: not under /tmp, where Codex refuses its CODEX_HOME
@@ -35,7 +36,12 @@ QUESTIONS = ["what is the capital of France", "show me a table of shells", LONG,
              "Translate these notes into French:", "what is the color of the sky", "what is the square root of 144"]
 CASES = ["short", "table", "long", "long+resize", "long(typed-ahead)", "typed-ahead", "paste", "ctl-send", "last"]
 ORDER = ["qwen", "opencode", "claude", "claude-corpus", "claude-new", "codex", "codex-corpus", "gemini",
-         "gemini-corpus", "aider"]
+         "gemini-corpus", "aider", "vibe", "grok"]
+NO_PRESET = ("qwen", "opencode", "vibe", "grok")  # run as `clippy-session -- AGENT` with no preset of their own
+# What an agent without a preset draws once it has loaded, where its screen alone is still for seconds before
+# (Mistral Vibe draws its logo, sits 7 s or more, then `Initializing…`, dropping what is typed, and only then the
+# active model under its logo, `mock[off]`).
+LOADED = {"vibe": "mock["}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -141,7 +147,9 @@ def agent_command(agent_key, url, env):
     default = {"claude": "/work/agents-text/%s/bin/claude" % rel, "codex": "/work/agents-text/%s/bin/codex" % rel,
                "gemini": "/work/agents-text/%s/bin/gemini" % rel, "aider": "/work/agents-text/aider-venv/bin/aider",
                "qwen": "/opt/agents/qwen/node_modules/.bin/qwen",
-               "opencode": "/opt/agents/opencode/node_modules/.bin/opencode"}
+               "opencode": "/opt/agents/opencode/node_modules/.bin/opencode",
+               "vibe": "/work/agents-extra/vibe-venv/bin/vibe",
+               "grok": "/work/agents-extra/grok/node_modules/.bin/grok"}
     if flavor not in default:
         sys.exit("unknown agent " + agent_key)
     exe = os.environ.get("MATRIX_BIN_" + agent_key.upper().replace("-", "_"), default[flavor])
@@ -162,6 +170,12 @@ def agent_command(agent_key, url, env):
                         "--no-show-release-notes", "--edit-format", "diff", "--map-tokens", "0", "--no-detect-urls"]
     if flavor == "qwen":  # it ignores NO_PROXY: the environment has no proxy variables at all
         env.update(OPENAI_API_KEY="mock-key", OPENAI_BASE_URL=url + "/v1", OPENAI_MODEL="mock-model")
+        return flavor, [exe]
+    if flavor == "vibe":  # setup_agent.sh writes its provider (the mock) into HOME/.vibe/config.toml
+        env.update(MOCK_API_KEY="mock-key")
+        return flavor, [exe]
+    if flavor == "grok":  # the endpoint, key and model come from the environment alone
+        env.update(GROK_API_KEY="mock-key", GROK_BASE_URL=url + "/v1", GROK_MODEL="mock-model")
         return flavor, [exe]
     env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
     return flavor, [exe]
@@ -289,22 +303,24 @@ class Driver:
 
     def drive(self, tag, version, flavor, res_dir):
         t0, last, still = time.time(), None, time.time()
-        # Ready: a recognised prompt (idle), or a screen that stopped changing for 5 s after 15 s.
+        # Ready: a recognised prompt (idle), or a screen that stopped changing for 5 s after 15 s. A session with
+        # no preset is idle from its start, while the agent still loads (Mistral Vibe's `Initializing…` drops what
+        # is typed): its idle says nothing, only the still screen counts.
         while time.time() - t0 < 120:
             try:
                 mode = json.loads(self.ctl("--json", "status", self.name).stdout)["session_status"]["mode"]
             except (ValueError, KeyError, TypeError):
                 mode = None
-            if mode == "idle":
+            if mode == "idle" and flavor not in NO_PRESET:
                 break
             scr = self.ctl("screen", self.name).stdout
             if scr != last:
                 last, still = scr, time.time()
-            elif time.time() - t0 > 15 and time.time() - still > 5 and scr.strip():
+            elif time.time() - t0 > 15 and time.time() - still > 5 and scr.strip() and LOADED.get(flavor, "") in scr:
                 break
             time.sleep(0.5)
         ready_s = round(time.time() - t0, 1)
-        time.sleep(5 if flavor in ("aider", "opencode", "qwen") else 2)
+        time.sleep(5 if flavor == "aider" or flavor in NO_PRESET else 2)
         status_before = self.ctl("status", self.name).stdout
 
         def resize():
