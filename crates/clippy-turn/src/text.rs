@@ -242,9 +242,11 @@ fn input_area(lines: &[String], start: usize, row: &str) -> Option<usize> {
 /// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
 /// a later line repeats or continues (`Slow line 3: one two` before `Slow line 3: one two
 /// three.`). A row that wrapped where an echoed key overflowed it holds several such copies,
-/// each padded to the width: it goes when every one of them is stale. A line that begins with
-/// a question typed ahead (`typed`), or is a piece of one, is its echo, drawn over whatever the
-/// row held.
+/// each padded to the width: it goes when every one of them is stale, and otherwise keeps its
+/// text from the first copy that neither a later line nor a later copy on it repeats (rich's
+/// first live line drawn behind a glued echo, then again on the row it wrapped to). A line
+/// that begins with a question typed ahead (`typed`), or is a piece of one, is its echo, drawn
+/// over whatever the row held.
 fn drop_stale_copies<'a>(lines: &mut Vec<&'a str>, typed: &[String]) {
     lines.retain(|line| {
         let line = line.trim();
@@ -1118,6 +1120,14 @@ mod tests {
         assert_eq!(
             render(&at_80(&lines), &inputs, 1, &aider, true, None, false),
             reply
+        );
+        // The echo came after the live line (pending at the row's edge) and was erased, the line
+        // drawn again behind it on the row it wrapped to: one copy too.
+        let twice = format!("{intro}{}{intro}", " ".repeat(120 - intro.len()));
+        let wrapped = ["> write lines", twice.as_str(), "", " 1 Numbered line 1."];
+        assert!(
+            render(&at_80(&wrapped), &inputs, 1, &aider, true, None, false)
+                .starts_with("Here are the numbered lines:\n\n 1 Numbered")
         );
         // The echo drawn over the spinner's row, its tail left: no output behind it.
         let over = [
