@@ -9,6 +9,8 @@
 //! what remains loses the agent's chrome (prompt, busy and status lines, box rules) and the
 //! echo of the input.
 
+use std::borrow::Cow;
+
 use clippy_screen::Recorded;
 
 use crate::detector::{is_bare_input, is_echo};
@@ -66,12 +68,21 @@ pub(crate) fn render(
             }
         }
     }
-    let region = &lines[start..end];
     let typed_ahead = inputs.get(own..).unwrap_or_default();
+    let shell = preset.osc_idle().is_none();
+    let mut region = Cow::Borrowed(&lines[start..end]);
+    if shell {
+        // A live redraw pads each row to the width: what it drew behind an echo overflowed the
+        // row (0, unknown: nothing is taken for that).
+        let wider_than = preset
+            .redraws_live_lines()
+            .then_some(usize::from(recorded.cols));
+        cut_glued_echoes(&mut region, typed_ahead, wider_than);
+    }
+    let region: &[String] = &region;
     // A shell's or REPL's terminal echoed each line typed ahead once; the same line bare again is
     // the program's (`cat` printing what it read). (A TUI may draw a queued question again.)
     let mut echoes: Vec<&str> = typed_ahead.iter().map(|input| input.trim()).collect();
-    let shell = preset.osc_idle().is_none();
     let mut keep: Vec<bool> = region
         .iter()
         .map(|line| {
@@ -111,6 +122,40 @@ pub(crate) fn render(
     }
     drop_trailer(&mut kept, &recorded.kept_under);
     tidy(&kept)
+}
+
+/// Cuts the terminal's echo of a line typed ahead from the head of a row of output it was glued
+/// to. In cooked mode the kernel echoes typed keys where the cursor stands, and a program that
+/// writes on before the Enter (which the kernel echoes as a line break) continues that row
+/// right behind the echo (`echo second-42first-21`; aider's `what is the largest
+/// planetHere are the numbered lines:`, its live line padded to the width and wrapped). The
+/// kernel echoes each line once: a line typed ahead whose echo stands bare on a row of its own
+/// (Enter came first) was not glued, and a glued one is cut once, from the first row that
+/// begins with it and goes on. With `wider_than`, a program that redraws its live rows padded
+/// to the width (`redraws_live_lines`): only a line wider than that is output drawn behind
+/// the echo; a narrower one is a row the echo was drawn over, the rest of it older (the tail
+/// of aider's `Waiting for openai/mock-model` spinner), and is left as it is.
+fn cut_glued_echoes(
+    region: &mut Cow<'_, [String]>,
+    typed_ahead: &[String],
+    wider_than: Option<usize>,
+) {
+    for input in typed_ahead.iter().map(|input| input.trim()) {
+        if input.is_empty() || region.iter().any(|line| line.trim() == input) {
+            continue;
+        }
+        let glued = region.iter().position(|line| {
+            line.trim_start()
+                .strip_prefix(input)
+                .is_some_and(|rest| !rest.trim().is_empty())
+                && wider_than.is_none_or(|cols| cols > 0 && line.chars().count() > cols)
+        });
+        if let Some(at) = glued {
+            let line = &mut region.to_mut()[at];
+            let head = line.len() - line.trim_start().len();
+            line.replace_range(..head + input.len(), "");
+        }
+    }
 }
 
 /// Drops the agent's trailer from the foot of the text: the last lines that the agent kept
@@ -197,10 +242,12 @@ fn input_area(lines: &[String], start: usize, row: &str) -> Option<usize> {
 /// Drops the copies a live redraw left behind when echoed keys shifted it: a line whose text
 /// a later line repeats or continues (`Slow line 3: one two` before `Slow line 3: one two
 /// three.`). A row that wrapped where an echoed key overflowed it holds several such copies,
-/// each padded to the width: it goes when every one of them is stale. A line that begins with
-/// a question typed ahead (`typed`), or is a piece of one, is its echo, drawn over whatever the
-/// row held.
-fn drop_stale_copies(lines: &mut Vec<&str>, typed: &[String]) {
+/// each padded to the width: it goes when every one of them is stale, and otherwise keeps its
+/// text from the first copy that neither a later line nor a later copy on it repeats (rich's
+/// first live line drawn behind a glued echo, then again on the row it wrapped to). A line
+/// that begins with a question typed ahead (`typed`), or is a piece of one, is its echo, drawn
+/// over whatever the row held.
+fn drop_stale_copies<'a>(lines: &mut Vec<&'a str>, typed: &[String]) {
     lines.retain(|line| {
         let line = line.trim();
         line.is_empty()
@@ -211,20 +258,41 @@ fn drop_stale_copies(lines: &mut Vec<&str>, typed: &[String]) {
     });
     let mut later: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     let mut stale = vec![false; lines.len()];
-    for (i, line) in lines.iter().enumerate().rev() {
-        let mut copies = line
-            .split(PADDING)
-            .map(|copy| copy.trim().trim_end_matches("^C").trim_end())
-            .filter(|copy| !copy.is_empty())
-            .peekable();
-        stale[i] = copies.peek().is_some()
-            && copies.all(|copy| {
-                later
-                    .range(copy..)
-                    .next()
-                    .is_some_and(|next: &&str| next.starts_with(copy))
-            });
-        let text = line.trim();
+    for (i, line) in lines.iter_mut().enumerate().rev() {
+        let row: &'a str = line;
+        // Each copy with where it begins in the row.
+        let mut from = 0;
+        let mut copies: Vec<(usize, &'a str)> = Vec::new();
+        for piece in row.split(PADDING) {
+            let copy = piece.trim().trim_end_matches("^C").trim_end();
+            let piece_at = from;
+            from += piece.len() + PADDING.len();
+            if !copy.is_empty() {
+                copies.push((piece_at + piece.find(copy).unwrap_or(0), copy));
+            }
+        }
+        let repeated = |copy: &str| {
+            later
+                .range(copy..)
+                .next()
+                .is_some_and(|next: &&str| next.starts_with(copy))
+        };
+        stale[i] = !copies.is_empty() && copies.iter().all(|(_, copy)| repeated(copy));
+        // Copies at the row's head that a later copy on the same row repeats are the redraw's
+        // too: the row keeps its text from the first copy that is not.
+        if !stale[i]
+            && let Some(first) = copies.iter().enumerate().position(|(n, (_, copy))| {
+                !repeated(copy)
+                    && !copies[n + 1..]
+                        .iter()
+                        .any(|(_, next)| next.starts_with(copy))
+            })
+            && first > 0
+        {
+            *line = &row[copies[first].0..];
+        }
+        let kept: &'a str = line;
+        let text = kept.trim();
         if !text.is_empty() {
             later.insert(text);
         }
@@ -1018,6 +1086,58 @@ mod tests {
         assert!(
             render(&turn, &inputs, 1, &aider, false, None, false)
                 .starts_with("Line 1: done.\nLine 1: done.")
+        );
+    }
+
+    #[test]
+    fn output_glued_behind_the_echo_of_a_question_typed_ahead_keeps_one_copy() {
+        // aider: the question typed ahead is echoed on the row where the reply begins, and
+        // rich draws its first live line right behind it, padded to the width (80): the row
+        // wraps, and the live line is drawn again on the next row.
+        let aider = Preset::named("aider").expect("preset");
+        let inputs = [
+            "write lines".to_owned(),
+            "what is the largest planet".to_owned(),
+        ];
+        let intro = "Here are the numbered lines:";
+        let glued = format!(
+            "what is the largest planet{intro}{}{intro}",
+            " ".repeat(80 - 26 - intro.len())
+        );
+        let reply = "Here are the numbered lines:\n\n 1 Numbered line 1.\n 2 Numbered line 2.";
+        let mut lines = vec!["> write lines", glued.as_str(), "", " 1 Numbered line 1."];
+        lines.push(" 2 Numbered line 2.");
+        let at_80 = |lines: &[&str]| Recorded {
+            cols: 80,
+            ..recorded(&[], lines)
+        };
+        assert_eq!(
+            render(&at_80(&lines), &inputs, 1, &aider, true, None, false),
+            reply
+        );
+        // A stale copy of the live line left under the wrapped row: still one.
+        lines.insert(2, intro);
+        assert_eq!(
+            render(&at_80(&lines), &inputs, 1, &aider, true, None, false),
+            reply
+        );
+        // The echo came after the live line (pending at the row's edge) and was erased, the line
+        // drawn again behind it on the row it wrapped to: one copy too.
+        let twice = format!("{intro}{}{intro}", " ".repeat(120 - intro.len()));
+        let wrapped = ["> write lines", twice.as_str(), "", " 1 Numbered line 1."];
+        assert!(
+            render(&at_80(&wrapped), &inputs, 1, &aider, true, None, false)
+                .starts_with("Here are the numbered lines:\n\n 1 Numbered")
+        );
+        // The echo drawn over the spinner's row, its tail left: no output behind it.
+        let over = [
+            "> write lines",
+            "what is the largest planetnai/mock-model",
+            intro,
+        ];
+        assert_eq!(
+            render(&at_80(&over), &inputs, 1, &aider, true, None, false),
+            intro
         );
     }
 }

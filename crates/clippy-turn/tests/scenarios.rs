@@ -713,6 +713,51 @@ fn a_line_typed_ahead_in_the_middle_of_a_repls_output_is_not_its_text() {
 }
 
 #[test]
+fn output_glued_behind_the_echo_of_a_line_typed_ahead_is_the_commands_text() {
+    // The line is typed while the command runs, its Enter only after the command wrote on:
+    // the terminal echoed the keys where the cursor stood, and the output went on right
+    // behind them on the same row (`echo second-42first-21`).
+    let mut s = Session::new(Preset::named("shell").unwrap());
+    s.out(ROOT_PROMPT);
+    s.input(b"sleep 3; echo first-21\r")
+        .out(b"sleep 3; echo first-21\r\n\x1b[?2004l\r");
+    for key in b"echo second-42" {
+        s.input(&[*key]).out(&[*key]);
+    }
+    s.out(b"first-21\r\n");
+    s.input(b"\r").out(b"\r\n");
+    s.out(ROOT_PROMPT)
+        .out(b"echo second-42\r\n\x1b[?2004l\rsecond-42\r\n")
+        .out(ROOT_PROMPT);
+    assert_eq!(
+        s.inputs_and_texts(),
+        [
+            ("sleep 3; echo first-21".to_owned(), "first-21".to_owned()),
+            ("echo second-42".to_owned(), "second-42".to_owned())
+        ]
+    );
+    // The same in a REPL, the answer's row shared with the echo.
+    let mut s = Session::new(Preset::named("python").unwrap());
+    s.out(b">>> ")
+        .input(b"print(1); time.sleep(3); print(2)\r")
+        .out(b"print(1); time.sleep(3); print(2)\r\n1\r\n");
+    s.input(b"print(3)").out(b"print(3)");
+    s.out(b"2\r\n");
+    s.input(b"\r").out(b"\r\n");
+    s.out(b">>> print(3)\r\n3\r\n>>> ");
+    assert_eq!(
+        s.inputs_and_texts(),
+        [
+            (
+                "print(1); time.sleep(3); print(2)".to_owned(),
+                "1\n2".to_owned()
+            ),
+            ("print(3)".to_owned(), "3".to_owned())
+        ]
+    );
+}
+
+#[test]
 fn two_commands_sent_in_one_write_are_two_turns() {
     // Both lines reach bash before it reads the first: nothing echoes the second until
     // readline reads it behind the next prompt.
