@@ -13,12 +13,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clippy_history::{
-    DrainPace, HistoryError, Journal, PORTION_BYTES, Store, StoredTurn, TurnSummary,
-};
-use clippy_proto::{
-    ErrorReason, EventRecord, Format, HistoryEntry, HistoryInfo, Message, SearchHit, TurnMeta,
-};
+use clippy_history::{DrainPace, HistoryError, Journal, PORTION_BYTES, Store};
+use clippy_proto::Message;
 use mio::Waker;
 
 use crate::log::Level;
@@ -26,11 +22,16 @@ use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord, histor
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
-/// The store thread's scheduling priority (nice): below the event loop and the sessions, so
-/// under load the store falls behind rather than slowing requests. The journaling thread, whose
-/// work per record is a copy into the page cache, runs at the broker's own priority: what the
-/// store has not written waits in the journal on disk, not in memory.
-const NICE: i32 = 10;
+/// The history threads' scheduling priority (nice), both the journaling thread and the store
+/// thread: below the event loop. Where Linux schedules each session as a group (autogroup),
+/// the broker's group gets one share of the CPU, split between its runnable threads by their
+/// weight; a history thread at the broker's own priority took half of it whenever it ran, and the
+/// event loop's requests/s with the store on fell to 0.74–0.88x the store off under the soak.
+/// At nice 10 (a tenth of the weight) they still run whenever the loop waits, and batch more
+/// per run when they wait longer (issue 29). What is not journaled yet waits in memory, bounded
+/// by the state machine's backlog (held turns stay with their wrappers); what is not stored
+/// yet waits in the journal on disk.
+pub const NICE: i32 = 10;
 
 /// A test's hold on the history thread: when set to a FIFO's path, the thread reads one byte
 /// from it before each batch of jobs (`o`: from then on, never again), so a test can stall the
@@ -72,9 +73,6 @@ const RETRY: Duration = Duration::from_secs(1);
 /// How long a stopping broker goes on writing its journal into the store; the rest is written
 /// by the next broker.
 const DRAIN_AT_EXIT: Duration = Duration::from_secs(5);
-
-/// Events a `list_events` from the store returns at most.
-const MAX_EVENTS: u32 = 100_000;
 
 /// What the thread sends back to the event loop.
 #[allow(clippy::large_enum_variant)] // moved through a channel one at a time
@@ -194,6 +192,7 @@ pub fn run(
         store: store_jobs,
         output: output.clone(),
         waker: Arc::clone(waker),
+        unwoken: std::cell::Cell::new(false),
     };
     if let Err(e) = store_thread {
         journaler.log(
@@ -201,6 +200,8 @@ pub fn run(
             format!("history: cannot start the store's thread: {e}; nothing is stored"),
         );
     }
+    // Best effort, as the store thread's.
+    clippy_pty::lower_this_thread(NICE);
     let mut gate = test_gate();
     while let Ok(first) = jobs.recv() {
         pass_gate(&mut gate);
@@ -248,8 +249,7 @@ enum StoreJob {
     Direct(Vec<HistoryRecord>, Vec<(ConnId, Message)>),
 }
 
-/// The journaling thread: appends records to the journal and acknowledges them. It does little
-/// work per record, so it runs at the event loop's priority.
+/// The journaling thread: appends records to the journal and acknowledges them, at [`NICE`].
 struct Journaler {
     journal: Option<Arc<Mutex<Journal>>>,
     /// Why the journal cannot be written now, once an append failed (shown by `history_status`).
@@ -257,6 +257,8 @@ struct Journaler {
     store: Sender<StoreJob>,
     output: Sender<HistoryOutput>,
     waker: Arc<Waker>,
+    /// Output was queued since the last wake.
+    unwoken: std::cell::Cell<bool>,
 }
 
 impl Journaler {
@@ -280,6 +282,7 @@ impl Journaler {
             }
         }
         self.write(&mut records, &mut acks);
+        self.wake();
     }
 
     /// Journals `records` and sends the acknowledgements; without a journal, or when it cannot
@@ -292,8 +295,8 @@ impl Journaler {
         let acks: Vec<(ConnId, Message)> = std::mem::take(acks);
         let appended = match &self.journal {
             Some(journal) if !owned.is_empty() => {
-                let texts = texts_of(&owned);
-                let rows = rows_of(&owned, &texts);
+                let texts = clippy_history::texts_of(&owned);
+                let rows = clippy_history::rows_of(&owned, &texts);
                 let appended = lock(journal).append(&rows);
                 match appended {
                     Ok(()) => {
@@ -347,37 +350,23 @@ impl Journaler {
 
     fn log(&self, level: Level, line: String) {
         self.send(HistoryOutput::Log(level, line));
+        self.wake();
     }
 
+    /// Queues `output` for the event loop; [`Journaler::wake`] tells it, once per batch.
     fn send(&self, output: HistoryOutput) {
         if self.output.send(output).is_ok() {
+            self.unwoken.set(true);
+        }
+    }
+
+    /// Wakes the event loop if something was queued for it since the last wake: one wake per
+    /// batch, not per acknowledgement (a wake costs the loop a turn of its poll).
+    fn wake(&self) {
+        if self.unwoken.replace(false) {
             let _ = self.waker.wake();
         }
     }
-}
-
-/// What the rows borrow that the records do not hold as text: an event's JSON (as it is sent),
-/// a turn's id.
-fn texts_of(records: &[HistoryRecord]) -> Vec<String> {
-    records
-        .iter()
-        .map(|record| match record {
-            HistoryRecord::Event { event, .. } => serde_json::to_string(event).unwrap_or_default(),
-            HistoryRecord::Turn { record, .. } => record.turn_id().to_string(),
-            _ => String::new(),
-        })
-        .collect()
-}
-
-fn rows_of<'a>(
-    records: &'a [HistoryRecord],
-    texts: &'a [String],
-) -> Vec<clippy_history::Record<'a>> {
-    records
-        .iter()
-        .zip(texts)
-        .map(|(record, text)| row_of(record, text))
-        .collect()
 }
 
 /// The store's thread: writes the journal into the store, answers queries, prunes.
@@ -460,21 +449,30 @@ impl Worker {
                     // A query sees every record asked for before it: it waits for the journal
                     // to be written in, but for a turn (read from the journal, or from the store
                     // when the journal has none) and the status.
-                    let waits = !matches!(
-                        query,
-                        HistoryQuery::Turn { .. } | HistoryQuery::Status { .. }
-                    );
-                    if waits {
+                    if clippy_history::waits_for_journal(&query) {
                         while self.journal_unread() && self.drain_portion().is_some() {}
                     }
-                    let reply = self.answer(id, query);
-                    self.send(HistoryOutput::Reply(conn, reply));
+                    let problem = self
+                        .problem
+                        .clone()
+                        .or_else(|| lock(&self.journal_problem).clone());
+                    let answer = clippy_history::answer(
+                        &mut self.store,
+                        self.journal.as_deref(),
+                        problem,
+                        id,
+                        query,
+                    );
+                    if let Some(line) = answer.log {
+                        self.log(Level::Info, line);
+                    }
+                    self.send(HistoryOutput::Reply(conn, answer.reply));
                 }
                 StoreJob::Direct(records, acks) => {
                     // In order: what is journaled before these goes into the store first.
                     while self.journal_unread() && self.drain_portion().is_some() {}
-                    let texts = texts_of(&records);
-                    let rows = rows_of(&records, &texts);
+                    let texts = clippy_history::texts_of(&records);
+                    let rows = clippy_history::rows_of(&records, &texts);
                     self.store_rows(&rows);
                     for (conn, reply) in acks {
                         self.send(HistoryOutput::Reply(conn, reply));
@@ -501,11 +499,6 @@ impl Worker {
     }
 
     /// Whether the journal holds records not in the store yet.
-    /// `count` of the journal (0 without one), e.g. its turns not written in yet.
-    fn journaled(&self, count: fn(&Journal) -> u64) -> u64 {
-        self.journal.as_ref().map_or(0, |j| count(&lock(j)))
-    }
-
     fn journal_unread(&self) -> bool {
         self.drain && self.journal.as_ref().is_some_and(|j| lock(j).unread() > 0)
     }
@@ -587,195 +580,6 @@ impl Worker {
         self.problem = Some(problem.to_owned());
     }
 
-    fn answer(&mut self, id: u32, query: HistoryQuery) -> Message {
-        let failed = |e: HistoryError| {
-            Message::error(
-                id,
-                ErrorReason::HistoryFailed,
-                format!("the history store could not answer: {e}"),
-            )
-        };
-        // A session argument that names nothing stored is a typo more often than an empty past.
-        let session = match &query {
-            HistoryQuery::History { session, .. }
-            | HistoryQuery::Search { session, .. }
-            | HistoryQuery::Forget { session } => session.as_deref(),
-            _ => None,
-        };
-        if let Some(session) = session {
-            match self.store.sessions(session) {
-                Ok(found) if found.is_empty() => {
-                    return Message::error(
-                        id,
-                        ErrorReason::SessionNotFound,
-                        format!(
-                            "no stored session has the id, name or id prefix {session:?} (a session run with --no-history is never stored)"
-                        ),
-                    );
-                }
-                Ok(_) => {}
-                Err(e) => return failed(e),
-            }
-        }
-        match query {
-            HistoryQuery::History {
-                session,
-                since,
-                until,
-                limit,
-                live,
-            } => {
-                let query = clippy_history::HistoryQuery {
-                    session,
-                    since,
-                    until,
-                    limit,
-                };
-                match self.store.history(&query) {
-                    Ok(turns) => Message::HistoryTurns {
-                        id,
-                        turns: turns.iter().map(|t| entry_of(t, &live)).collect(),
-                    },
-                    Err(e) => failed(e),
-                }
-            }
-            HistoryQuery::Search {
-                query,
-                session,
-                since,
-                until,
-                limit,
-                live,
-            } => {
-                let query = clippy_history::SearchQuery {
-                    session,
-                    since,
-                    until,
-                    limit,
-                    ..clippy_history::SearchQuery::new(query)
-                };
-                match self.store.search(&query) {
-                    Ok(hits) => Message::SearchHits {
-                        id,
-                        hits: hits
-                            .iter()
-                            .map(|hit| SearchHit {
-                                entry: entry_of(&hit.turn, &live),
-                                snippet: hit.snippet.clone(),
-                            })
-                            .collect(),
-                    },
-                    Err(e) => failed(e),
-                }
-            }
-            HistoryQuery::Forget { session } => {
-                let forgotten = match &session {
-                    Some(session) => self.store.forget_session(session),
-                    None => self.store.forget_all(),
-                };
-                match forgotten {
-                    Ok(deleted) => {
-                        self.log(
-                            Level::Info,
-                            format!(
-                                "history: forgot {} turns and {} events of {}",
-                                deleted.turns,
-                                deleted.events,
-                                session.as_deref().unwrap_or("every session")
-                            ),
-                        );
-                        Message::Forgotten {
-                            id,
-                            turns: deleted.turns,
-                        }
-                    }
-                    Err(e) => failed(e),
-                }
-            }
-            HistoryQuery::Status { skipped, holding } => match self.store.stats() {
-                Ok(stats) => Message::HistoryState {
-                    id,
-                    history: HistoryInfo {
-                        enabled: true,
-                        path: Some(self.dir.display().to_string()),
-                        // What the history holds: the database, and what is acknowledged into
-                        // the journal but not written in yet (the status does not wait for it).
-                        turns: stats.turns + self.journaled(Journal::unread_turns),
-                        events: stats.events + self.journaled(Journal::unread_events),
-                        bytes: stats.bytes,
-                        problem: self
-                            .problem
-                            .clone()
-                            .or_else(|| lock(&self.journal_problem).clone())
-                            .or_else(|| {
-                                clippy_broker_core::history_backlog_problem(skipped, holding)
-                            }),
-                    },
-                },
-                Err(e) => failed(e),
-            },
-            HistoryQuery::Turn {
-                which,
-                format,
-                missing,
-            } => match self.stored_turn(&which) {
-                Ok(Some(turn)) => {
-                    let content = match format {
-                        Format::Raw => Some(turn.content.clone()),
-                        Format::Text => Some(turn.text.clone().into_bytes()),
-                        Format::Message => turn.message.clone().map(String::into_bytes),
-                    };
-                    match content {
-                        Some(content) => Message::Turn {
-                            id,
-                            turn: meta_of(&turn),
-                            content: content.into(),
-                        },
-                        None => Message::error(
-                            id,
-                            ErrorReason::NoMessage,
-                            format!(
-                                "turn {} has no final message from the agent's hooks: ask for text or raw",
-                                turn.summary.turn_id
-                            ),
-                        ),
-                    }
-                }
-                // Not stored either: memory's answer stands.
-                Ok(None) => Message::error(id, missing.0, missing.1),
-                Err(e) => failed(e),
-            },
-            HistoryQuery::Events { since, types } => {
-                match self.store.events_since(since, MAX_EVENTS) {
-                    Ok(events) => Message::Events {
-                        id,
-                        events: events
-                            .into_iter()
-                            .filter_map(|stored| {
-                                serde_json::from_str::<EventRecord>(&stored.payload).ok()
-                            })
-                            .filter(|event| clippy_broker_core::event_passes(&types, &event.kind))
-                            .collect(),
-                    },
-                    Err(e) => failed(e),
-                }
-            }
-        }
-    }
-
-    /// A turn by id, or the latest of the sessions a session argument names: from the journal
-    /// when it has it, else from the store.
-    fn stored_turn(&self, which: &str) -> Result<Option<StoredTurn>, HistoryError> {
-        if let Some(Ok(Some(turn))) = self.journal.as_ref().map(|j| lock(j).stored_turn(which)) {
-            return Ok(Some(turn));
-        }
-        if which.contains(':') {
-            self.store.get_turn(which)
-        } else {
-            self.store.latest_turn(which)
-        }
-    }
-
     /// Deletes what is past the age and size limits.
     fn prune(&mut self) {
         self.last_prune = Some(Instant::now());
@@ -807,98 +611,5 @@ impl Worker {
         if self.output.send(output).is_ok() {
             let _ = self.waker.wake();
         }
-    }
-}
-
-/// The store's row for a record (`text`: an event's JSON, a turn's id).
-fn row_of<'a>(record: &'a HistoryRecord, text: &'a str) -> clippy_history::Record<'a> {
-    match record {
-        HistoryRecord::Session {
-            session,
-            name,
-            command,
-            cwd,
-            started_at,
-        } => clippy_history::Record::Session(clippy_history::SessionRecord {
-            key: session,
-            name: name.as_deref(),
-            command,
-            cwd: cwd.as_deref(),
-            started_at: *started_at,
-        }),
-        HistoryRecord::SessionEnded {
-            session,
-            ended_at,
-            exit_code,
-            signal,
-        } => clippy_history::Record::SessionEnd(clippy_history::SessionEnd {
-            key: session,
-            ended_at: *ended_at,
-            exit_code: *exit_code,
-            signal: *signal,
-        }),
-        HistoryRecord::Turn { record, .. } => {
-            let meta = record.meta();
-            clippy_history::Record::Turn(clippy_history::TurnRecord {
-                turn_id: text,
-                session: record.turn_id().session(),
-                seq: record.turn_id().seq(),
-                started_at: None,
-                ended_at: meta.timestamp_ms,
-                input: meta.input.as_deref(),
-                content: record.content(),
-                text: record.text(),
-                message: record.message(),
-                interrupted: meta.interrupted,
-                truncated: meta.truncated,
-                exit_code: meta.exit_code,
-                cwd: meta.cwd.as_deref(),
-                spool_span: meta.spool_span,
-            })
-        }
-        HistoryRecord::Event { event, time } => {
-            clippy_history::Record::Event(clippy_history::EventRecord {
-                seq: event.id,
-                time: *time,
-                kind: &event.kind,
-                session: event.session.as_deref(),
-                payload: text,
-            })
-        }
-    }
-}
-
-/// A stored turn as a history entry (`live`: the sessions registered now).
-fn entry_of(turn: &TurnSummary, live: &[String]) -> HistoryEntry {
-    HistoryEntry {
-        turn_id: turn.turn_id.clone(),
-        session: turn.session.clone(),
-        name: turn.session_name.clone(),
-        command: turn.command.clone(),
-        cwd: turn.cwd.clone(),
-        timestamp: turn.ended_at,
-        byte_length: u32::try_from(turn.content_bytes).unwrap_or(u32::MAX),
-        input: turn.input.clone(),
-        exit_code: turn.exit_code,
-        live: live.contains(&turn.session),
-    }
-}
-
-/// A stored turn's metadata, as `get_turn` gives it.
-fn meta_of(turn: &StoredTurn) -> TurnMeta {
-    let summary = &turn.summary;
-    TurnMeta {
-        turn_id: summary.turn_id.clone(),
-        timestamp: summary.ended_at,
-        byte_length: u32::try_from(summary.content_bytes).unwrap_or(u32::MAX),
-        interrupted: summary.interrupted,
-        truncated: summary.truncated,
-        exit_code: summary.exit_code,
-        cwd: summary.cwd.clone(),
-        input: summary.input.clone(),
-        spool_span: summary.spool_span,
-        message_length: summary
-            .message_bytes
-            .map(|bytes| u32::try_from(bytes).unwrap_or(u32::MAX)),
     }
 }

@@ -535,3 +535,60 @@ fn turns_acknowledged_into_the_journal_are_served_from_it_and_stored_by_the_next
         fs::metadata(&journal).map(|m| m.len()).unwrap_or(1) == 0
     });
 }
+
+/// The nice value of each of `pid`'s threads, by thread name.
+fn thread_nices(pid: u32) -> Vec<(String, i32)> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let name = fs::read_to_string(task.path().join("comm")).ok()?;
+            let stat = fs::read_to_string(task.path().join("stat")).ok()?;
+            // After the name: state is field 3, nice field 19.
+            let nice = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(16)?
+                .parse()
+                .ok()?;
+            Some((name.trim().to_owned(), nice))
+        })
+        .collect()
+}
+
+#[test]
+fn both_history_threads_run_below_the_event_loops_priority() {
+    let broker = start(runtime_dir());
+    // The kernel keeps a thread's name to 15 bytes.
+    let nice_of = |nices: &[(String, i32)], name: &str| {
+        let name = &name[..name.len().min(15)];
+        nices.iter().find(|(n, _)| n == name).map(|(_, nice)| *nice)
+    };
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let nices = thread_nices(broker.pid());
+        let main = nice_of(&nices, "clippy-broker");
+        let journal = nice_of(&nices, "clippy-broker-history");
+        let store = nice_of(&nices, "clippy-broker-store");
+        if let Some(main) = main
+            && main >= clippy_broker::history::NICE
+        {
+            eprintln!("the broker already runs at nice {main}: nothing to lower, nothing to check");
+            return;
+        }
+        let wanted = Some(clippy_broker::history::NICE);
+        if journal == wanted && store == wanted {
+            assert!(main < wanted, "{nices:?}");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the history threads were not lowered to nice {}: {nices:?}",
+            clippy_broker::history::NICE
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

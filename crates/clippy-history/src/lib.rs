@@ -7,7 +7,9 @@
 //! per batch) and asks it its clients' queries; its request state machine stays pure, emitting
 //! "record this" actions. Nothing here reads a clock (times are arguments, Unix milliseconds) or
 //! knows the wire: records borrow plain strings and bytes, and events are kept as the JSON the
-//! broker gives. Durability, file modes and what forgetting does are in [`Store`]'s
+//! broker gives. The one exception is the broker's side ([`rows_of`], [`answer`]): its records
+//! as rows, and its history requests answered with the replies it sends, so the broker's thread
+//! only carries them (neither reads a clock either). Durability, file modes and what forgetting does are in [`Store`]'s
 //! documentation; [`HistoryError::is_read_only`] and [`HistoryError::is_disk_full`] are the faults
 //! the broker warns about and goes on from (a failed write stores nothing of its batch and leaves
 //! the store usable).
@@ -59,6 +61,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod broker;
 mod drain;
 mod error;
 mod journal;
@@ -68,6 +71,7 @@ mod record;
 mod schema;
 mod store;
 
+pub use broker::{Answer, MAX_EVENTS, answer, rows_of, texts_of, waits_for_journal};
 pub use drain::{DrainPace, PORTION_BYTES};
 pub use error::{Cause, HistoryError};
 pub use journal::{JOURNAL_FILE, Journal, JournaledRecord};
