@@ -147,6 +147,10 @@ pub struct Recorded {
     /// while the view stood still, or held in place while the view scrolled above them. Empty
     /// otherwise.
     pub kept_under: Vec<String>,
+    /// On the alternate screen, every distinct row with text the frames showed during the
+    /// recording (trimmed, oldest first, the first few thousand): also rows drawn over since,
+    /// such as a status line before the reply's end added its time. Empty otherwise.
+    pub shown: Vec<String>,
 }
 
 /// The recording in progress.
@@ -567,7 +571,7 @@ impl Screen {
         let lost = self.history.first.saturating_sub(start);
         let start = start.max(self.history.first);
         if let Some(frames) = recording.frames.filter(|_| self.alternate()) {
-            let (lines, kept_under) = frames.into_lines();
+            let (lines, kept_under, shown) = frames.into_lines();
             return Recorded {
                 before: recording.before,
                 lines,
@@ -575,6 +579,7 @@ impl Screen {
                 lost,
                 cols: self.size().0,
                 kept_under,
+                shown,
             };
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
@@ -612,6 +617,7 @@ impl Screen {
             lost,
             cols: self.size().0,
             kept_under: Vec::new(),
+            shown: Vec::new(),
         }
     }
 
