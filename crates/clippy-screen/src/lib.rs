@@ -539,6 +539,28 @@ impl Screen {
         self.history.since(start)
     }
 
+    /// Takes into the recording the rows a program has drawn so far of the synchronized frame
+    /// it is drawing on the alternate screen: those above the cursor (drawn top down), and
+    /// under it those that differ from its last whole frame. For a turn that ends inside a
+    /// frame where that frame begins the next one's text (an answer drawn below the reply's
+    /// last rows, which the same frame completed): what it drew above is the ending turn's.
+    /// Nothing outside such a frame or a recording ([`Screen::finish_recording`] samples
+    /// whole frames).
+    pub fn sample_drawn_rows(&mut self) {
+        self.catch_up();
+        if !self.synchronized || !self.mid_frame || !self.alternate() {
+            return;
+        }
+        let rows = self.visible_rows();
+        let cursor = self.term.grid().cursor.point.line.0.max(0) as usize;
+        if let Some(recording) = &mut self.recording {
+            recording
+                .frames
+                .get_or_insert_with(Frames::default)
+                .sample_partial(rows, cursor);
+        }
+    }
+
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();
