@@ -283,6 +283,11 @@ fn a_full_screen_tui_with_its_cursor_in_the_input_box() {
     s.out(b"\x1b[8;6H\x1b[K");
     s.quiet();
     assert!(s.turns().is_empty(), "{:?}", s.events);
+    // It draws the question's echo, what was above moved up to make room, and stalls again
+    // before its spinner (a starved machine): the rows that moved are no answer.
+    s.out(b"\x1b[H\x1b[2J\x1b[1;10HLOGO\x1b[3;3H\xe2\x94\x83  hello\x1b[8;3H\xe2\x94\x83\x1b[10;3Hctrl+p commands\x1b[8;6H");
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
     // The session view: the question, the answer, an empty input box, a busy footer.
     s.out(b"\x1b[H\x1b[2J\x1b[1;3H\xe2\x94\x83  hello\x1b[3;6HHi there.\x1b[8;3H\xe2\x94\x83\x1b[10;3Hesc interrupt\x1b[8;6H");
     s.out(b"\x1b[4;6HA second line.\x1b[10;3H\x1b[K/tmp/work   ctrl+p commands\x1b[8;6H");

@@ -255,6 +255,20 @@ impl Core {
                     .get(i)
                     .is_none_or(|old| old.trim() != row.trim())
         });
+        // The answer comes under the input's echo: with that echo (behind its decoration: a
+        // bare line equal to the input may be the answer) on screen above the input row and
+        // only blanks, rules and borders under it, the rows that moved are the transcript
+        // scrolled up to make room for it (an agent on a starved machine that stalled before it
+        // drew its spinner), not an answer.
+        let echo = rows.iter().take(input_row).rposition(|row| {
+            is_echo(row, &inputs) && !inputs.iter().any(|input| input.trim() == row.trim())
+        });
+        if moved
+            && let Some(echo) = echo
+            && !rows[echo + 1..input_row].iter().any(|row| text(row))
+        {
+            return false;
+        }
         moved || {
             let above = rows.iter().take(input_row);
             let mut after_echo = false;
