@@ -25,7 +25,14 @@ pub(crate) struct Frames {
     held: Vec<(String, usize)>,
     /// The last frame that moved the transcript moved it forward.
     scrolled_forward: bool,
+    /// Every distinct row with text the frames showed, trimmed, oldest first (at most
+    /// [`MAX_SHOWN_ROWS`]), and the same as a set.
+    shown: Vec<String>,
+    shown_set: std::collections::HashSet<String>,
 }
+
+/// How many distinct rows a recording notes as shown: a long reply's rows, many times over.
+const MAX_SHOWN_ROWS: usize = 4096;
 
 impl Frames {
     /// Adds one frame: the screen's rows, top to bottom. A frame with nothing in common with the
@@ -53,6 +60,7 @@ impl Frames {
             return;
         }
         let whole = rows.len();
+        self.note_shown(&rows[..drawn.unwrap_or(whole).min(whole)]);
         let mut rows = rows;
         let partial = drawn.is_some_and(|drawn| drawn < whole);
         let full = partial.then(|| rows.clone());
@@ -329,9 +337,24 @@ impl Frames {
         }
     }
 
-    /// The transcript, oldest line first, and the lines kept under it meanwhile.
-    pub(crate) fn into_lines(self) -> (Vec<String>, Vec<String>) {
-        (self.lines, self.kept_under)
+    /// Notes the rows with text a frame shows (see [`Frames::shown`]).
+    fn note_shown(&mut self, rows: &[String]) {
+        for row in rows {
+            let row = row.trim();
+            if self.shown.len() >= MAX_SHOWN_ROWS {
+                return;
+            }
+            if !row.is_empty() && !self.shown_set.contains(row) {
+                self.shown_set.insert(row.to_owned());
+                self.shown.push(row.to_owned());
+            }
+        }
+    }
+
+    /// The transcript, oldest line first, the lines kept under it meanwhile, and every row
+    /// with text the frames showed.
+    pub(crate) fn into_lines(self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        (self.lines, self.kept_under, self.shown)
     }
 }
 
@@ -458,7 +481,7 @@ mod tests {
             "┃ >",
             "footer",
         ]));
-        let (lines, pushed) = frames.into_lines();
+        let (lines, pushed, _) = frames.into_lines();
         assert_eq!(lines.last().map(String::as_str), Some("footer"));
         // The input box and the footer stayed put; the reply's own lines were never lower down.
         assert_eq!(pushed, ["▣ Build"]);
@@ -507,7 +530,7 @@ mod tests {
         frames.sample(frame(&["a", "b", "c", "d", "▣ Build", "┃ >"]));
         frames.sample(frame(&["b", "c", "d", "e", "▣ Build", "┃ >"]));
         frames.sample(frame(&["d", "e", "f", "g", "▣ Build", "┃ >"]));
-        let (lines, kept) = frames.into_lines();
+        let (lines, kept, _) = frames.into_lines();
         assert_eq!(lines, ["a", "b", "c", "d", "e", "f", "g", "▣ Build", "┃ >"]);
         assert_eq!(kept, ["▣ Build", "┃ >"]);
         // A reply that repeats itself every two rows, scrolled two rows at a time, holds its

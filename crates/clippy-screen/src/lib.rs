@@ -147,6 +147,10 @@ pub struct Recorded {
     /// while the view stood still, or held in place while the view scrolled above them. Empty
     /// otherwise.
     pub kept_under: Vec<String>,
+    /// On the alternate screen, every distinct row with text the frames showed during the
+    /// recording (trimmed, oldest first, the first few thousand): also rows drawn over since,
+    /// such as a status line before the reply's end added its time. Empty otherwise.
+    pub shown: Vec<String>,
 }
 
 /// The recording in progress.
@@ -535,6 +539,28 @@ impl Screen {
         self.history.since(start)
     }
 
+    /// Takes into the recording the rows a program has drawn so far of the synchronized frame
+    /// it is drawing on the alternate screen: those above the cursor (drawn top down), and
+    /// under it those that differ from its last whole frame. For a turn that ends inside a
+    /// frame where that frame begins the next one's text (an answer drawn below the reply's
+    /// last rows, which the same frame completed): what it drew above is the ending turn's.
+    /// Nothing outside such a frame or a recording ([`Screen::finish_recording`] samples
+    /// whole frames).
+    pub fn sample_drawn_rows(&mut self) {
+        self.catch_up();
+        if !self.synchronized || !self.mid_frame || !self.alternate() {
+            return;
+        }
+        let rows = self.visible_rows();
+        let cursor = self.term.grid().cursor.point.line.0.max(0) as usize;
+        if let Some(recording) = &mut self.recording {
+            recording
+                .frames
+                .get_or_insert_with(Frames::default)
+                .sample_partial(rows, cursor);
+        }
+    }
+
     /// Ends the recording and returns what it saw (empty when none was in progress).
     pub fn finish_recording(&mut self) -> Recorded {
         self.catch_up();
@@ -567,7 +593,7 @@ impl Screen {
         let lost = self.history.first.saturating_sub(start);
         let start = start.max(self.history.first);
         if let Some(frames) = recording.frames.filter(|_| self.alternate()) {
-            let (lines, kept_under) = frames.into_lines();
+            let (lines, kept_under, shown) = frames.into_lines();
             return Recorded {
                 before: recording.before,
                 lines,
@@ -575,6 +601,7 @@ impl Screen {
                 lost,
                 cols: self.size().0,
                 kept_under,
+                shown,
             };
         }
         let mut lines: Vec<String> = self.history.since(start).cloned().collect();
@@ -612,6 +639,7 @@ impl Screen {
             lost,
             cols: self.size().0,
             kept_under: Vec::new(),
+            shown: Vec::new(),
         }
     }
 

@@ -437,6 +437,9 @@ impl TurnDetector {
         // turn buffer are brought up to there first, then past it.
         feed.check_partial_line(self.view.current_text(), self.view.current_start());
         feed.sync(end);
+        if !feed.core.frame_open {
+            feed.hold_ahead_shown_on_screen(end);
+        }
         if feed.core.turn.as_ref().is_some_and(|t| t.ends_with_chunk) || feed.core.shows_agent_end()
         {
             feed.finish(end);
@@ -1525,6 +1528,35 @@ impl Feed<'_> {
         self.core.drawn_below_echo(&next)
     }
 
+    /// Where the screen decides, the question typed ahead shown on the agent's prompt
+    /// decoration above its input row while the screen shows it at work is held as when the
+    /// line view sees it drawn behind a prompt (below, in the line handler): an agent that
+    /// draws its screen cell run by cell run (OpenCode) never writes its decoration and the
+    /// question as one line. Checked where a frame (or a chunk outside one) ends, the cursor
+    /// back in the input row.
+    fn hold_ahead_shown_on_screen(&mut self, at: u64) {
+        if self.core.phase != Phase::Busy
+            || !self.core.quiet_decides()
+            || !self
+                .core
+                .turn
+                .as_ref()
+                .is_some_and(|turn| turn.typed_ahead > 0 && !turn.ahead_held)
+        {
+            return;
+        }
+        let Some(next) = self.core.pending.front().cloned() else {
+            return;
+        };
+        self.sync(at);
+        if self.core.ahead_shown_above_input(&next)
+            && self.core.spinner_on_screen()
+            && let Some(turn) = &mut self.core.turn
+        {
+            turn.ahead_held = true;
+        }
+    }
+
     /// Ends the running turn at `at`, where the answer to the question typed ahead begins
     /// below its echo, and starts that question's turn there. Unlike [`Feed::finish`], not at
     /// the end of an open synchronized frame: the frame that draws the answer's first words is
@@ -1535,6 +1567,11 @@ impl Feed<'_> {
         }
         self.core.finish_at_frame_end = None;
         self.core.requeue_unread_inputs();
+        // What the frame drew above the answer (the reply's last rows, completed in the frame
+        // that begins the answer) is this turn's.
+        self.sync(at);
+        #[cfg(feature = "text")]
+        self.core.screen.sample_drawn_rows();
         self.end_turn(at);
         self.start_queued_echoed(at, true);
     }
@@ -1603,10 +1640,22 @@ impl Feed<'_> {
                 .rev()
                 .filter(|(_, line)| !line.trim().is_empty())
                 .take(if core.quiet_decides() { usize::MAX } else { 3 })
-                .find(|(_, line)| prompt_then_part(&core.preset, line, next))
+                .find(|(_, line)| {
+                    prompt_then_part(&core.preset, line, next)
+                        || (core.quiet_decides() && core.input_decoration_then_part(line, next))
+                })
                 .map(|(at, _)| at)
         {
             recorded.lines.truncate(at);
+            // The rows of the echo's block above it (its decoration alone: OpenCode's `┃`)
+            // go with it.
+            while recorded
+                .lines
+                .last()
+                .is_some_and(|line| line.trim().is_empty() || core.is_input_decoration(line.trim()))
+            {
+                recorded.lines.pop();
+            }
         }
         // So is the shell's end-of-output mark still drawn at the foot (fish's `⏎`, behind a
         // `^C` echo or alone).
@@ -2082,6 +2131,9 @@ impl ViewSink for Feed<'_> {
             self.core.frame_open = set;
             if let Some((echoed, _)) = self.core.finish_at_frame_end.take().filter(|_| !set) {
                 self.finish_then_queued(end, echoed);
+            }
+            if !set {
+                self.hold_ahead_shown_on_screen(end);
             }
         }
         if mode == 2004 && self.core.bracketed_paste != set {

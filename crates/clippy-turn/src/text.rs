@@ -120,7 +120,7 @@ pub(crate) fn render(
     if keys_typed && preset.redraws_live_lines() {
         drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
-    drop_trailer(&mut kept, &recorded.kept_under);
+    drop_trailer(&mut kept, &recorded.kept_under, &recorded.shown);
     tidy(&kept)
 }
 
@@ -161,16 +161,26 @@ fn cut_glued_echoes(
 /// Drops the agent's trailer from the foot of the text: the last lines that the agent kept
 /// under the reply while it streamed in above them (pushed down or held in place), as they
 /// are now or with more after them (OpenCode's `▣ Build · Model` becomes `▣ Build · Model ·
-/// 4.6s` when the reply ends). A rule is never one (a table's bottom border is pushed down by
-/// each row added above it), nor is a line shorter than [`MIN_TRAILER_CHARS`].
-fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String]) {
+/// 4.6s` when the reply ends); and the last lines that are a row the screen showed during the
+/// turn with an elapsed time added behind a separator (` · 4.6s`, `, 1m 3s`): a status line
+/// that stops its timer when the reply ends, however the view moved meanwhile. A rule is never
+/// one (a table's bottom border is pushed down by each row added above it), nor is a line
+/// shorter than [`MIN_TRAILER_CHARS`].
+fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String], shown: &[String]) {
     let trailer = |line: &str| {
         let line = line.trim();
+        let long = |under: &&str| under.chars().count() >= MIN_TRAILER_CHARS;
         !is_rule(line)
-            && kept_under
+            && (kept_under
                 .iter()
                 .map(|under| under.trim())
-                .any(|under| under.chars().count() >= MIN_TRAILER_CHARS && line.starts_with(under))
+                .filter(long)
+                .any(|under| line.starts_with(under))
+                || shown
+                    .iter()
+                    .map(|row| row.trim())
+                    .filter(long)
+                    .any(|row| line.strip_prefix(row).is_some_and(is_elapsed_time)))
     };
     while let Some(last) = kept.iter().rposition(|line| !line.trim().is_empty()) {
         if !trailer(kept[last]) {
@@ -182,6 +192,27 @@ fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String]) {
 
 /// The shortest line taken for a trailer: a lone decoration (`┃`) is not one.
 const MIN_TRAILER_CHARS: usize = 4;
+
+/// Whether `rest` is an elapsed time behind a separator, as a status line adds it when its
+/// timer stops: ` · 4.6s`, ` | 320ms`, `, 1m 3s`, ` - 2h 5m`.
+fn is_elapsed_time(rest: &str) -> bool {
+    let Some(time) = rest
+        .trim_start()
+        .strip_prefix(['·', '•', '|', ',', '-', '–', '—'])
+    else {
+        return false;
+    };
+    let mut parts = time.split_whitespace().peekable();
+    parts.peek().is_some()
+        && parts.all(|part| {
+            let digits = part.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            let unit = &part[digits.len()..];
+            !digits.is_empty()
+                && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && digits.starts_with(|c: char| c.is_ascii_digit())
+                && ["ms", "s", "m", "h", "min"].contains(&unit)
+        })
+}
 
 /// Drops the rest of a chrome line the agent wrapped itself at the screen's edge (Claude Code's
 /// `⎿  Tip: …` over two rows, a status or hint line longer than the width): a line right under
@@ -700,6 +731,44 @@ mod tests {
             &[">>> 2", "2", ">>> 2", "2", ">>>"],
         );
         assert_eq!(render(&turn, &inputs, 1, &python, false, None, false), "2");
+    }
+
+    #[test]
+    fn a_status_line_shown_during_the_turn_that_got_its_time_at_the_end_is_cut_from_the_foot() {
+        let generic = Preset::named("generic").expect("preset");
+        let inputs = ["q".to_owned()];
+        let mut turn = recorded(
+            &[],
+            &["┃ q", "", "one", "Done in", "", "▣ Build · Model · 4.6s"],
+        );
+        turn.shown = ["┃ q", "▣ Build · Model", "on", "one", "Done", "Done in"]
+            .map(str::to_owned)
+            .to_vec();
+        assert_eq!(
+            render(&turn, &inputs, 1, &generic, false, None, false),
+            "one\nDone in"
+        );
+        // Words added to a row (the reply's last line streaming in) are no elapsed time, and
+        // neither is a number without its unit or a time without a separator.
+        for (last, before) in [
+            ("Done in 5s", "Done in"),
+            ("Total · 42", "Total"),
+            ("Took 1m 3s", "Took"),
+            ("Next · 3 steps", "Next"),
+        ] {
+            let mut turn = recorded(&[], &["┃ q", "", "one", last]);
+            turn.shown = vec![before.to_owned()];
+            assert_eq!(
+                render(&turn, &inputs, 1, &generic, false, None, false),
+                format!("one\n{last}")
+            );
+        }
+        for rest in [" · 4.6s", " | 320ms", ", 1m 3s", " - 2h 5m", " · 12s"] {
+            assert!(is_elapsed_time(rest), "{rest:?}");
+        }
+        for rest in ["", " 4.6s", " · ", " · s", " · 4.6 seconds left", " · .5s"] {
+            assert!(!is_elapsed_time(rest), "{rest:?}");
+        }
     }
 
     #[test]

@@ -283,6 +283,11 @@ fn a_full_screen_tui_with_its_cursor_in_the_input_box() {
     s.out(b"\x1b[8;6H\x1b[K");
     s.quiet();
     assert!(s.turns().is_empty(), "{:?}", s.events);
+    // It draws the question's echo, what was above moved up to make room, and stalls again
+    // before its spinner (a starved machine): the rows that moved are no answer.
+    s.out(b"\x1b[H\x1b[2J\x1b[1;10HLOGO\x1b[3;3H\xe2\x94\x83  hello\x1b[8;3H\xe2\x94\x83\x1b[10;3Hctrl+p commands\x1b[8;6H");
+    s.quiet();
+    assert!(s.turns().is_empty(), "{:?}", s.events);
     // The session view: the question, the answer, an empty input box, a busy footer.
     s.out(b"\x1b[H\x1b[2J\x1b[1;3H\xe2\x94\x83  hello\x1b[3;6HHi there.\x1b[8;3H\xe2\x94\x83\x1b[10;3Hesc interrupt\x1b[8;6H");
     s.out(b"\x1b[4;6HA second line.\x1b[10;3H\x1b[K/tmp/work   ctrl+p commands\x1b[8;6H");
@@ -506,4 +511,121 @@ fn a_question_typed_ahead_is_told_queued_or_taken_by_where_the_agent_writes_next
     assert_eq!(turns[2].text(), "  Alpha.\n  Beta.");
     assert_eq!(turns[3].input, "last");
     assert_eq!(turns[3].text(), "  Last answer.");
+}
+
+/// A frame of a full-screen agent that draws its screen cell run by cell run, as OpenCode does:
+/// every run of text is positioned on its own (`ESC[row;colH`), so no line of output holds a
+/// decoration and the text after it together. `transcript` fills the pane from the top; under
+/// it the input box (`┃` rows, `typed` in its middle one, the cursor parked there) and a
+/// footer row that tells how to interrupt while `busy`.
+fn cell_run_frame(transcript: &[&str], typed: &str, busy: bool) -> Vec<u8> {
+    // The pane shows the transcript's last 18 lines: a long one scrolls.
+    let shown = &transcript[transcript.len().saturating_sub(18)..];
+    let mut rows: Vec<String> = (0..18)
+        .map(|at| shown.get(at).copied().unwrap_or("").to_owned())
+        .collect();
+    rows.extend([
+        "  ┃".to_owned(),
+        format!("  ┃  {typed}"),
+        "  ┃".to_owned(),
+        "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀".to_owned(),
+        if busy {
+            "   ■■⬝⬝  esc interrupt".to_owned()
+        } else {
+            "   ~/work".to_owned()
+        },
+    ]);
+    let mut bytes = b"\x1b[?2026h\x1b[?25l".to_vec();
+    for (at, row) in rows.iter().enumerate() {
+        bytes.extend_from_slice(format!("\x1b[{};1H\x1b[K", at + 1).as_bytes());
+        let mut col = 0;
+        for (i, run) in row.split("  ").enumerate() {
+            if i > 0 {
+                col += 2;
+            }
+            if !run.is_empty() {
+                bytes.extend_from_slice(format!("\x1b[{};{}H", at + 1, col + 1).as_bytes());
+                bytes.extend_from_slice(run.as_bytes());
+            }
+            col += run.chars().count();
+        }
+    }
+    bytes.extend_from_slice(format!("\x1b[20;{}H\x1b[?25h\x1b[?2026l", 6 + typed.len()).as_bytes());
+    bytes
+}
+
+#[test]
+fn a_question_typed_ahead_that_a_cell_by_cell_agent_shows_queued_is_a_turn_of_its_own() {
+    let mut s = Session::new("generic", 40, 24);
+    s.out(b"\x1b[?1049h");
+    s.out(&cell_run_frame(&["  Agent 1.0"], "", false));
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    s.out(&cell_run_frame(&["  Agent 1.0"], "long", false));
+    s.input(b"long\r");
+    let asked = ["  ┃", "  ┃  long", "  ┃", ""];
+    let earlier: Vec<String> = (1..=16).map(|n| format!("     Banner line {n}.")).collect();
+    let reply = |parts: &[&str], trailer: &str, under: &[&str]| {
+        let mut rows: Vec<&str> = earlier.iter().map(String::as_str).collect();
+        rows.extend_from_slice(&asked);
+        rows.extend_from_slice(parts);
+        rows.extend_from_slice(&["", trailer]);
+        rows.extend_from_slice(under);
+        rows.iter().map(|row| row.to_string()).collect::<Vec<_>>()
+    };
+    let frame = |rows: &[String], typed: &str, busy: bool| {
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        cell_run_frame(&rows, typed, busy)
+    };
+    let trailer = "     ▣  Build · Model";
+    s.out(&frame(&reply(&["     Part 1."], trailer, &[]), "", true));
+    s.out(&frame(
+        &reply(&["     Part 1.", "     Part 2."], trailer, &[]),
+        "",
+        true,
+    ));
+    // A question typed ahead: the agent shows it at once under the reply, in a block of its
+    // input decoration with a label, and the reply goes on growing above it.
+    s.out(&frame(
+        &reply(&["     Part 1.", "     Part 2."], trailer, &[]),
+        "next",
+        true,
+    ));
+    s.input(b"next\r");
+    let queued = ["", "  ┃", "  ┃  next", "  ┃   QUEUED", "  ┃"];
+    let parts = ["     Part 1.", "     Part 2.", "     Part"];
+    s.out(&frame(&reply(&parts[..2], trailer, &queued), "", true));
+    s.out(&frame(&reply(&parts, trailer, &queued), "", true));
+    assert!(s.turns().is_empty(), "{:?}", s.events);
+    // The reply is over and the agent takes the question in the frame that completes the
+    // reply's last line: the trailer gets its time, the label goes, and the answer's own
+    // trailer is drawn below the echo; then the answer's words above that trailer.
+    let parts = ["     Part 1.", "     Part 2.", "     Part 3."];
+    let taken = |answer: &[&'static str], trailer: &'static str| {
+        let mut under = vec!["", "  ┃", "  ┃  next", "  ┃", ""];
+        under.extend_from_slice(answer);
+        under.extend_from_slice(&["", trailer]);
+        under
+    };
+    let done = "     ▣  Build · Model · 2.5s";
+    s.out(&frame(&reply(&parts, done, &taken(&[], trailer)), "", true));
+    assert_eq!(s.turns().len(), 1, "{:?}", s.events);
+    s.out(&frame(
+        &reply(&parts, done, &taken(&["     Next answer."], trailer)),
+        "",
+        true,
+    ));
+    let at_rest = reply(
+        &parts,
+        done,
+        &taken(&["     Next answer."], "     ▣  Build · Model · 0.4s"),
+    );
+    s.out(&frame(&at_rest, "", false));
+    s.quiet();
+    let turns = s.turns();
+    assert_eq!(turns.len(), 2, "{:?}", s.events);
+    assert_eq!(turns[0].input, "long");
+    assert_eq!(turns[0].text(), "     Part 1.\n     Part 2.\n     Part 3.");
+    assert_eq!(turns[1].input, "next");
+    assert_eq!(turns[1].text(), "     Next answer.");
 }

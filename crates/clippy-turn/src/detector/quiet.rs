@@ -255,6 +255,20 @@ impl Core {
                     .get(i)
                     .is_none_or(|old| old.trim() != row.trim())
         });
+        // The answer comes under the input's echo: with that echo (behind its decoration: a
+        // bare line equal to the input may be the answer) on screen above the input row and
+        // only blanks, rules and borders under it, the rows that moved are the transcript
+        // scrolled up to make room for it (an agent on a starved machine that stalled before it
+        // drew its spinner), not an answer.
+        let echo = rows.iter().take(input_row).rposition(|row| {
+            is_echo(row, &inputs) && !inputs.iter().any(|input| input.trim() == row.trim())
+        });
+        if moved
+            && let Some(echo) = echo
+            && !rows[echo + 1..input_row].iter().any(|row| text(row))
+        {
+            return false;
+        }
         moved || {
             let above = rows.iter().take(input_row);
             let mut after_echo = false;
@@ -289,13 +303,23 @@ impl Core {
         };
         let screen = self.screen.snapshot(0);
         let rows = &screen.lines;
-        let Some(echo) = rows
+        let Some((echo, shown_behind)) = rows
             .iter()
-            .rposition(|row| super::prompt_then(&self.preset, self.osc133, row.as_bytes(), next))
+            .enumerate()
+            .rev()
+            .find_map(|(at, row)| self.echo_behind(row, next).map(|left| (at, left)))
         else {
             return false;
         };
-        let Some(input) = (echo + 1..rows.len())
+        // Rows right under the echo that begin with its decoration are part of it (OpenCode
+        // draws its queued question in a block of `┃` rows, a label in one of them).
+        let block_end = (echo + 1..rows.len())
+            .find(|&row| {
+                let text = rows[row].trim_start();
+                text.is_empty() || shown_behind.is_empty() || !text.starts_with(&shown_behind)
+            })
+            .unwrap_or(rows.len());
+        let Some(input) = (block_end..rows.len())
             .find(|&row| rows[row].trim_start().starts_with(decoration.as_str()))
         else {
             return false;
@@ -313,6 +337,49 @@ impl Core {
 
     #[cfg(not(feature = "text"))]
     pub(super) fn drawn_below_echo(&mut self, _next: &str) -> bool {
+        false
+    }
+
+    /// What `row` shows before `next` (trimmed) when it is `next` drawn behind a prompt of the
+    /// preset or behind the agent's learned input decoration (`┃  question`), as an agent
+    /// echoes a question it holds or takes.
+    #[cfg(feature = "text")]
+    fn echo_behind(&self, row: &str, next: &str) -> Option<String> {
+        let left = row.trim_end().strip_suffix(next.trim())?;
+        let shown = super::prompt_then(&self.preset, self.osc133, row.as_bytes(), next)
+            || self.is_input_decoration(left.trim());
+        shown.then(|| left.trim().to_owned())
+    }
+
+    /// Whether `line` is the agent's learned input decoration with the beginning of `next` (or
+    /// all of it) drawn after it (`┃  what is the`): the question typed ahead, echoed.
+    #[cfg(feature = "text")]
+    pub(super) fn input_decoration_then_part(&self, line: &str, next: &str) -> bool {
+        let (line, next) = (line.trim(), next.trim());
+        line.char_indices().any(|(at, _)| {
+            let drawn = line[at..].trim_start();
+            !drawn.is_empty()
+                && next.starts_with(drawn)
+                && self.is_input_decoration(line[..at].trim())
+        })
+    }
+
+    /// Whether the screen shows `next`, the question typed ahead, behind a prompt or the
+    /// agent's input decoration on a row above its input row: the agent holds it (queued) or
+    /// has taken it.
+    #[cfg(feature = "text")]
+    pub(super) fn ahead_shown_above_input(&mut self, next: &str) -> bool {
+        let Some((input, _)) = self.input_area() else {
+            return false;
+        };
+        let rows = self.screen.snapshot(0).lines;
+        rows.iter()
+            .take(input)
+            .any(|row| self.echo_behind(row, next).is_some())
+    }
+
+    #[cfg(not(feature = "text"))]
+    pub(super) fn ahead_shown_above_input(&mut self, _next: &str) -> bool {
         false
     }
 
