@@ -338,6 +338,10 @@ struct Running {
     /// decoration while it worked. That echo is either the agent's queue under a reply that
     /// still grows above it, or the question taken; text drawn below it says which.
     ahead_held: bool,
+    /// Where the screen decides: a frame judged during the turn showed the input's echo, newly
+    /// drawn, with text under it above the input row (see `Core::note_answer_shown`).
+    #[cfg_attr(not(feature = "text"), allow(dead_code))]
+    answer_shown: bool,
     /// Where the output stood when the first question typed ahead was submitted to an agent that
     /// steers: its echo is a line drawn after that, not its input box's line typed before.
     steered_at: Option<u64>,
@@ -1125,6 +1129,7 @@ impl Core {
             held_prompt: None,
             ends_at_next_question: false,
             ahead_held: false,
+            answer_shown: false,
             steered_at: None,
         });
     }

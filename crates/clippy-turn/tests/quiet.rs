@@ -419,6 +419,50 @@ fn in_place_frame(rows: &[&str], busy: bool) -> Vec<u8> {
 const INPUT_BOX: &str = "\x1b[13;1H────────────────────\x1b[14;1H> \x1b[16;1H~/work\x1b[14;3H";
 
 #[test]
+fn a_full_screen_reply_that_leaves_the_screen_as_the_last_one_did_still_ends_at_the_quiet() {
+    // The same long reply twice on the alternate screen, scrolled three rows a frame, each
+    // frame judged as the tap judges it once output pauses: the second ends on the very rows
+    // the first left, so no row is new where it stands; a frame showed its echo with text under.
+    let mut s = Session::new("generic", 40, 16);
+    s.out(b"\x1b[?1049h");
+    s.out(INPUT_BOX.as_bytes());
+    s.out(&in_place_frame(&["Agent 2.0"], false));
+    s.quiet();
+    assert!(s.ready(), "{:?}", s.events);
+    let reply: Vec<String> = (1..=20).map(|n| format!("  Line {n} of 20.")).collect();
+    let mut transcript: Vec<String> = vec!["Agent 2.0".into()];
+    let questions = ["write lines", "write lines again", "and once more"];
+    for (n, question) in questions.into_iter().enumerate() {
+        s.out(format!("\x1b[14;3H{question}").as_bytes());
+        s.input(format!("{question}\r").as_bytes());
+        s.out(b"\x1b[14;3H\x1b[K");
+        let from = transcript.len().saturating_sub(2);
+        transcript.push(format!("> {question}"));
+        if n == 2 {
+            // The echo drawn, and the agent stalls before its spinner: no answer.
+            let rows: Vec<&str> = transcript[from..].iter().map(String::as_str).collect();
+            s.out(&in_place_frame(&rows, false));
+            s.detector.screen_moved();
+            s.quiet();
+            assert_eq!(s.turns().len(), 2, "{question}: {:?}", s.events);
+            break;
+        }
+        transcript.extend(reply.iter().cloned());
+        let rows: Vec<&str> = transcript.iter().map(String::as_str).collect();
+        let last = rows.len() - 11;
+        for top in (from..last).step_by(3) {
+            s.out(&in_place_frame(&rows[top..top + 11], true));
+            s.detector.screen_moved();
+        }
+        s.out(&in_place_frame(&rows[last..], false));
+        s.detector.screen_moved();
+        s.quiet();
+        let turns = s.turns();
+        assert_eq!(turns.len(), n + 1, "{question}: {:?}", s.events);
+    }
+}
+
+#[test]
 fn a_question_typed_ahead_is_told_queued_or_taken_by_where_the_agent_writes_next() {
     let mut s = Session::new("generic", 40, 16);
     s.out(b"\x1b[?1049h");

@@ -147,6 +147,7 @@ impl Core {
                 .as_ref()
                 .is_none_or(|still| !only_animated(still, &rows));
             if moved {
+                self.note_answer_shown(&rows);
                 self.still_rows = Some(rows);
             }
             moved
@@ -226,12 +227,50 @@ impl Core {
         self.new_text_above(row).then_some(text)
     }
 
+    /// Notes, on a frame that moved the screen during a turn the screen decides, whether it
+    /// shows the input's echo (behind a decoration: a bare line equal to the input may be the
+    /// answer), drawn where the turn's first screen did not have it, with answer text under it
+    /// above the input row. A reply as long as the last one ends on the very rows the last one
+    /// left, and a full-screen agent's echo goes by in frames only: this is what says, at the
+    /// quiet, that the agent answered ([`Core::new_text_above`]).
+    #[cfg(feature = "text")]
+    fn note_answer_shown(&mut self, rows: &[String]) {
+        let Some(turn) = self.turn.as_ref().filter(|t| !t.answer_shown) else {
+            return;
+        };
+        let inputs = turn.inputs.clone();
+        let Some((input_row, _)) = self.input_area() else {
+            return;
+        };
+        let echo = rows
+            .iter()
+            .take(input_row)
+            .enumerate()
+            .position(|(i, row)| {
+                is_echo(row, &inputs)
+                    && !inputs.iter().any(|input| input.trim() == row.trim())
+                    && self
+                        .rows_at_start
+                        .get(i)
+                        .is_none_or(|old| old.trim() != row.trim())
+            });
+        if let Some(echo) = echo
+            && rows[echo + 1..input_row.max(echo + 1)]
+                .iter()
+                .any(|row| is_text_besides_echo(row, &inputs))
+            && let Some(turn) = &mut self.turn
+        {
+            turn.answer_shown = true;
+        }
+    }
+
     /// Whether the agent answered: a row above `input_row` shows text that was not in that
-    /// place when the turn began, other than the input's echo, rules and borders; or the echo
-    /// went into history during the turn and text came under it (a reply as long as the last
-    /// one, which left every row in place, is new all the same). (A full-screen agent that
-    /// stalled before it drew its answer still shows its old screen; an inline one, the echo and
-    /// its live area moved down.)
+    /// place when the turn began, other than the input's echo, rules and borders; or a frame
+    /// during the turn showed the echo with text under it; or the echo went into history
+    /// during the turn and text came under it (a reply as long as the last one, which left
+    /// every row in place, is new all the same). (A full-screen agent that stalled before it
+    /// drew its answer still shows its old screen; an inline one, the echo and its live area
+    /// moved down.)
     #[cfg(feature = "text")]
     fn new_text_above(&mut self, input_row: usize) -> bool {
         let inputs = self
@@ -240,14 +279,7 @@ impl Core {
             .map(|t| t.inputs.clone())
             .unwrap_or_default();
         let rows = self.screen.snapshot(0).lines;
-        let text = |row: &str| {
-            let text = row.trim();
-            !text.is_empty()
-                && !is_echo(row, &inputs)
-                && !text
-                    .chars()
-                    .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
-        };
+        let text = |row: &str| is_text_besides_echo(row, &inputs);
         let moved = rows.iter().take(input_row).enumerate().any(|(i, row)| {
             text(row)
                 && self
@@ -269,7 +301,8 @@ impl Core {
         {
             return false;
         }
-        moved || {
+        let shown = self.turn.as_ref().is_some_and(|t| t.answer_shown);
+        moved || shown || {
             let above = rows.iter().take(input_row);
             let mut after_echo = false;
             let mut answered = false;
@@ -427,6 +460,18 @@ impl Core {
     fn input_area(&mut self) -> Option<(usize, String)> {
         None
     }
+}
+
+/// Whether a row shows text other than the input's echo: not blank, not only rules, borders
+/// and blocks.
+#[cfg(feature = "text")]
+fn is_text_besides_echo(row: &str, inputs: &[String]) -> bool {
+    let text = row.trim();
+    !text.is_empty()
+        && !is_echo(row, inputs)
+        && !text
+            .chars()
+            .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{259f}').contains(&c))
 }
 
 /// Whether `now` differs from `still` only in cells that are Braille patterns or blanks on
