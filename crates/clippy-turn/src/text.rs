@@ -120,7 +120,12 @@ pub(crate) fn render(
     if keys_typed && preset.redraws_live_lines() {
         drop_stale_copies(&mut kept, inputs.get(1..).unwrap_or_default());
     }
-    drop_trailer(&mut kept, &recorded.kept_under, &recorded.shown);
+    drop_trailer(
+        &mut kept,
+        &recorded.kept_under,
+        &recorded.shown,
+        &recorded.before,
+    );
     tidy(&kept)
 }
 
@@ -165,8 +170,11 @@ fn cut_glued_echoes(
 /// turn with an elapsed time added behind a separator (` · 4.6s`, `, 1m 3s`): a status line
 /// that stops its timer when the reply ends, however the view moved meanwhile. A rule is never
 /// one (a table's bottom border is pushed down by each row added above it), nor is a line
-/// shorter than [`MIN_TRAILER_CHARS`].
-fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String], shown: &[String]) {
+/// shorter than [`MIN_TRAILER_CHARS`]. A line that was on screen already when the turn began
+/// (`before`) is not one for having been kept under: that is old transcript the frames saw held
+/// in place (the previous reply's closing line, left where it was by the repaint after a
+/// resize), and a reply may end with the same line again.
+fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String], shown: &[String], before: &[String]) {
     let trailer = |line: &str| {
         let line = line.trim();
         let long = |under: &&str| under.chars().count() >= MIN_TRAILER_CHARS;
@@ -175,6 +183,7 @@ fn drop_trailer(kept: &mut Vec<&str>, kept_under: &[String], shown: &[String]) {
                 .iter()
                 .map(|under| under.trim())
                 .filter(long)
+                .filter(|under| !before.iter().any(|old| old.trim() == *under))
                 .any(|under| line.starts_with(under))
                 || shown
                     .iter()
@@ -790,6 +799,24 @@ mod tests {
         assert_eq!(
             render(&turn, &inputs, 1, &generic, false, None, false),
             "▣ Build · Model\none"
+        );
+    }
+
+    #[test]
+    fn a_closing_line_held_in_place_from_the_previous_reply_is_no_trailer_of_the_next() {
+        // Codex 0.169.0, the same 80-line reply twice, the window resized during the second:
+        // the repaint left the first reply's closing line where it was while the view
+        // scrolled, and the second reply ends with the same line.
+        let codex = Preset::named("codex").expect("preset");
+        let inputs = ["again".to_owned()];
+        let mut turn = recorded(
+            &["  1. one", "", "  That was all 1 lines.", "› again"],
+            &["› again", "", "• 1. one", "", "  That was all 1 lines."],
+        );
+        turn.kept_under = vec!["  That was all 1 lines.".to_owned()];
+        assert_eq!(
+            render(&turn, &inputs, 1, &codex, false, None, false),
+            "• 1. one\n\n  That was all 1 lines."
         );
     }
 
