@@ -8,7 +8,11 @@
 //! - **R**: `raw-relay -- cat FILE`, a forkpty relay that only copies;
 //! - **S**: util-linux `script -q -e -c "cat FILE" /dev/null`, when installed.
 //!
-//! Runs are interleaved (W, R, S, W, R, S…) so drift on a shared VM hits all alike. The target
+//! - **B**, with `CLIPPY_WRAPPER_BENCH_BASELINE=PATH` set: another build of `clippy-session` (say,
+//!   main's, to compare a change with in the same run), started as W; reported against W, and
+//!   never taken for a plain relay.
+//!
+//! Runs are interleaved (W, R, S, B, W, R, S, B…) so drift on a shared VM hits all alike. The target
 //! (≥ 0.95) is W's best run over the best run of the best plain relay; the medians, the
 //! per-round ratios with their spread, and the CPU time each subject's processes took per run
 //! (which a shared machine's noise moves less than wall time) are reported with it.
@@ -54,6 +58,8 @@ struct Relay {
     label: &'static str,
     /// Whether this is the wrapper (the others are the plain relays it is compared with).
     wrapper: bool,
+    /// Whether this is the baseline build of the wrapper (B), compared with W only.
+    baseline: bool,
     start: Box<dyn Fn(&Path) -> Command>,
 }
 
@@ -129,6 +135,7 @@ fn relays(wrapper: &Path, runtime: &Path) -> Vec<Relay> {
         letter: "W",
         label: "clippy-session --no-broker",
         wrapper: true,
+        baseline: false,
         start: Box::new(move |file| {
             let mut cmd = Command::new(&wrapper);
             cmd.args(["--no-broker", "--", "cat"]).arg(file);
@@ -136,10 +143,12 @@ fn relays(wrapper: &Path, runtime: &Path) -> Vec<Relay> {
         }),
     });
     let r_env = env.clone();
+    let b_env = env.clone();
     relays.push(Relay {
         letter: "R",
         label: "raw-relay (forkpty, copies only)",
         wrapper: false,
+        baseline: false,
         start: Box::new(move |file| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_raw-relay"));
             cmd.args(["--", "cat"]).arg(file);
@@ -151,6 +160,7 @@ fn relays(wrapper: &Path, runtime: &Path) -> Vec<Relay> {
             letter: "S",
             label: "script -q -e -c (util-linux)",
             wrapper: false,
+            baseline: false,
             start: Box::new(move |file| {
                 let mut cmd = Command::new(&script);
                 // The file's name is ours (no quotes in it): `script` runs the line in a shell.
@@ -158,6 +168,20 @@ fn relays(wrapper: &Path, runtime: &Path) -> Vec<Relay> {
                     .arg(format!("cat '{}'", file.display()))
                     .arg("/dev/null");
                 env(cmd)
+            }),
+        });
+    }
+    if let Some(baseline) = std::env::var_os("CLIPPY_WRAPPER_BENCH_BASELINE") {
+        let baseline = PathBuf::from(baseline);
+        relays.push(Relay {
+            letter: "B",
+            label: "baseline clippy-session --no-broker ($CLIPPY_WRAPPER_BENCH_BASELINE)",
+            wrapper: false,
+            baseline: true,
+            start: Box::new(move |file| {
+                let mut cmd = Command::new(&baseline);
+                cmd.args(["--no-broker", "--", "cat"]).arg(file);
+                b_env(cmd)
             }),
         });
     }
@@ -327,7 +351,9 @@ fn report(
         );
     }
     let wrapper = relays.iter().position(|r| r.wrapper).unwrap_or(0);
-    let plain: Vec<usize> = (0..relays.len()).filter(|&i| i != wrapper).collect();
+    let plain: Vec<usize> = (0..relays.len())
+        .filter(|&i| i != wrapper && !relays[i].baseline)
+        .collect();
     // The best plain relay: the one with the best run.
     let Some(&baseline) = plain
         .iter()
@@ -360,6 +386,20 @@ fn report(
         best(&per_round),
         relays[baseline].letter,
     );
+    if let Some(b) = relays.iter().position(|r| r.baseline) {
+        let per_round: Vec<f64> = (0..w.len()).map(|i| w[i] / rates[b][i]).collect();
+        let _ = writeln!(
+            out,
+            "| W over B (the baseline wrapper): of best runs, of medians, per round median \
+             (min–max), CPU per run (medians) | {:.3}, {:.3}, {:.3} ({:.3}–{:.3}), {:.2} | — |",
+            best(w) / best(&rates[b]),
+            median(w) / median(&rates[b]),
+            median(&per_round),
+            least(&per_round),
+            best(&per_round),
+            median(&cpus[wrapper]) / median(&cpus[b]),
+        );
+    }
     out.push_str(
         "\nEvery run, MiB/s in order (the spread between runs is wide on a shared VM, so \
          compare only within one run):",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::agent::{AgentHooks, AgentSignal, SILENT_TURNS, message_tail};
 use crate::error::TurnError;
 use crate::input::{InputParser, Key};
-use crate::line_view::{Line, LineView, ViewSink};
+use crate::line_view::{self, Line, LineView, ViewSink};
 use crate::preset::Preset;
 use crate::turn::Turn;
 
@@ -152,7 +152,7 @@ pub enum Event {
 /// in the order they happened, and it reports turns.
 ///
 /// No clocks, threads or I/O: the same bytes in the same order give the same events, however
-/// they are chunked. Memory is bounded by the current line, the in-progress turn (capped by
+/// they are chunked (while the caller says no flood is on: see [`TurnDetector::flood`]). Memory is bounded by the current line, the in-progress turn (capped by
 /// [`DetectorConfig::max_turn_bytes`]), a 32 KiB tail and, with the `text` feature, the live
 /// screen and its history (at most [`clippy_screen::DEFAULT_HISTORY_BYTES`] of text).
 ///
@@ -173,6 +173,13 @@ pub struct TurnDetector {
     view: LineView,
     input: InputParser,
     core: Core,
+    /// The caller says output is a flood ([`TurnDetector::flood`]).
+    flood: bool,
+    /// Where the output the line view skimmed over begins (`None`: it has seen all of it).
+    skimmed_from: Option<u64>,
+    /// The last bytes skimmed, when they begin an escape sequence whose kind the next output
+    /// tells (an ESC, or `ESC [`).
+    skim_cut: Vec<u8>,
 }
 
 /// Everything but the parsers, so a [`Feed`] can borrow it while the view is fed.
@@ -416,13 +423,118 @@ impl TurnDetector {
                 #[cfg(feature = "text")]
                 screen: clippy_screen::Screen::new(config.cols, config.rows),
             },
+            flood: false,
+            skimmed_from: None,
+            skim_cut: Vec::new(),
         }
+    }
+
+    /// Tells the detector whether output is a flood now: so much so fast that no agent at rest
+    /// or at work writes it (clippy-session's tap: over 1 MiB at 1 MiB a second or faster, with
+    /// no pause of 100 ms), and its lines scroll away faster than anyone reads them. While one
+    /// is on and no turn runs (none started, no line typed ahead waits for one), output that
+    /// holds no OSC, no mode set or reset and no string (only text, line breaks and other
+    /// escape sequences: what a log or `cat` prints) is skimmed: it goes to the live screen and
+    /// the tail as always, but its lines are not judged one by one. When the flood is over
+    /// (`on` false), before input, an agent's word, [`TurnDetector::quiet`] or
+    /// [`TurnDetector::settle`], and before output that cannot be skimmed, the lines the flood
+    /// left at its end are judged: those of its last 16 KiB, from the first line that starts
+    /// there (a prompt drawn at the end is found, its offset exact). The lines before scrolled
+    /// away unjudged: a prompt among them does not make the session ready, nor a busy line
+    /// hold its next prompt. A turn that runs sees every line, flood or not. The events of
+    /// what was judged now are returned.
+    ///
+    /// ```
+    /// use clippy_turn::{DetectorConfig, Event, Preset, TurnDetector};
+    ///
+    /// let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("python")?));
+    /// detector.flood(true).for_each(drop);
+    /// let line = b"log line, not a prompt\r\n".repeat(1000);
+    /// for _ in 0..100 {
+    ///     assert_eq!(detector.feed_output(&line).count(), 0);
+    /// }
+    /// assert_eq!(detector.feed_output(b">>> ").count(), 0);
+    /// // Over: the prompt it ended with is found, where it is.
+    /// let offset = 100 * line.len() as u64;
+    /// let events: Vec<Event> = detector.flood(false).collect();
+    /// assert_eq!(events.first(), Some(&Event::Ready { offset }));
+    /// # Ok::<(), clippy_turn::TurnError>(())
+    /// ```
+    pub fn flood(&mut self, on: bool) -> std::vec::Drain<'_, Event> {
+        self.flood = on;
+        if !on {
+            self.catch_up_view();
+        }
+        self.core.events.drain(..)
+    }
+
+    /// Whether `bytes`, the next output, is skimmed (see [`TurnDetector::flood`]): then how many
+    /// bytes at the end of what was skimmed begin an escape sequence still to be told.
+    fn skims(&self, bytes: &[u8]) -> Option<usize> {
+        if !self.flood
+            || self.core.turn.is_some()
+            || !self.core.pending.is_empty()
+            || self.core.finish_at_frame_end.is_some()
+            || (self.skimmed_from.is_none() && !self.view.at_ground())
+        {
+            return None;
+        }
+        line_view::only_lines(&self.skim_cut, bytes)
+    }
+
+    /// The line view judges the lines the output it skimmed over ended with: those of the last
+    /// [`TAIL_BYTES`], from the first line that starts there (or all of it, when it was less);
+    /// a line longer than that, from a character's start in it.
+    fn catch_up_view(&mut self) {
+        let Some(from) = self.skimmed_from.take() else {
+            return;
+        };
+        self.skim_cut.clear();
+        let end = self.core.synced;
+        let tail_start = end - self.core.tail.len() as u64;
+        let mut start = from
+            .max(tail_start)
+            .max(end.saturating_sub(TAIL_BYTES as u64));
+        if start > from {
+            let window = &self.core.tail[(start - tail_start) as usize..];
+            let skip = memchr::memchr(b'\n', window).map_or_else(
+                || window.iter().take_while(|&&b| b & 0xc0 == 0x80).count(),
+                |newline| newline + 1,
+            );
+            start += skip as u64;
+            self.view.restart_at(start);
+        }
+        let bytes = self.core.tail[(start - tail_start) as usize..].to_vec();
+        let mut feed = Feed {
+            core: &mut self.core,
+            chunk: &bytes,
+            base: start,
+        };
+        self.view.feed(&bytes, start, &mut feed);
+        feed.check_partial_line(self.view.current_text(), self.view.current_start());
     }
 
     /// Feeds bytes the child wrote to its terminal.
     pub fn feed_output(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
         let base = self.core.offset;
         let end = base + bytes.len() as u64;
+        if let Some(cut) = self.skims(bytes) {
+            self.skimmed_from.get_or_insert(base);
+            // What is cut, of the bytes carried over and these.
+            let carried = cut.saturating_sub(bytes.len());
+            self.skim_cut.drain(..self.skim_cut.len() - carried);
+            self.skim_cut
+                .extend_from_slice(&bytes[bytes.len() - (cut - carried)..]);
+            let mut feed = Feed {
+                core: &mut self.core,
+                chunk: bytes,
+                base,
+            };
+            feed.sync(end);
+            feed.core.offset = end;
+            return self.core.events.drain(..);
+        }
+        self.catch_up_view();
         let mut feed = Feed {
             core: &mut self.core,
             chunk: bytes,
@@ -456,6 +568,7 @@ impl TurnDetector {
 
     /// Feeds bytes written to the child (keystrokes, pastes, injected text).
     pub fn feed_input(&mut self, bytes: &[u8]) -> std::vec::Drain<'_, Event> {
+        self.catch_up_view();
         if !bytes.is_empty()
             && let Some((echoed, _)) = self.core.finish_at_frame_end.take()
         {
@@ -539,6 +652,7 @@ impl TurnDetector {
     /// # Ok::<(), clippy_turn::TurnError>(())
     /// ```
     pub fn feed_agent(&mut self, signal: AgentSignal) -> std::vec::Drain<'_, Event> {
+        self.catch_up_view();
         let offset = self.core.offset;
         let core = &mut self.core;
         core.silent_turns = 0;
@@ -599,6 +713,7 @@ impl TurnDetector {
     /// in a row the screen ended with no word from the hooks, the hooks are taken as silent
     /// until the agent speaks again. Does nothing when no turn waits.
     pub fn settle(&mut self) -> std::vec::Drain<'_, Event> {
+        self.catch_up_view();
         let offset = self.core.offset;
         let core = &mut self.core;
         if let Some(turn) = &mut core.turn
@@ -2323,6 +2438,141 @@ fn cwd_from_url(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `count` chunks of plain log lines, none a prompt (about 36 KiB each).
+    fn log_chunks(count: usize) -> Vec<Vec<u8>> {
+        let line = b"\x1b[32mINFO\x1b[0m a line of a flood, $5 and 100% not a prompt\r\n";
+        vec![line.repeat(600); count]
+    }
+
+    #[test]
+    fn a_flood_with_no_turn_is_skimmed_and_the_prompt_it_ends_with_is_found() {
+        let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("python").unwrap()));
+        assert_eq!(detector.flood(true).count(), 0);
+        let mut offset = 0;
+        for chunk in log_chunks(64) {
+            assert_eq!(detector.feed_output(&chunk).count(), 0);
+            offset += chunk.len() as u64;
+        }
+        // A prompt in the middle of it scrolls away unjudged, as do the lines.
+        assert_eq!(detector.feed_output(b">>> \r\n").count(), 0);
+        offset += 6;
+        for chunk in log_chunks(4) {
+            assert_eq!(detector.feed_output(&chunk).count(), 0);
+            offset += chunk.len() as u64;
+        }
+        assert_eq!(
+            detector.view.current_start(),
+            0,
+            "the line view was fed none of the flood"
+        );
+        assert_eq!(detector.phase(), Phase::Starting);
+        assert_eq!(detector.feed_output(b">>> ").count(), 0);
+        // Over: the lines it ended with are judged, and its last line is the prompt.
+        let events: Vec<Event> = detector.flood(false).collect();
+        assert_eq!(
+            events,
+            [
+                Event::Ready { offset },
+                Event::Prompt {
+                    offset,
+                    exit_code: None
+                }
+            ]
+        );
+        assert_eq!(detector.view.current_start(), offset);
+        // The turn after it is exact.
+        detector.feed_input(b"6*7\r").for_each(drop);
+        let events: Vec<Event> = detector.feed_output(b"6*7\r\n42\r\n>>> ").collect();
+        let Some(Event::TurnCompleted(turn)) = events.first() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(
+            (turn.input.as_str(), &turn.content[..]),
+            ("6*7", &b"42\r\n"[..])
+        );
+        assert_eq!(turn.start, offset + 9, "under its echo");
+    }
+
+    #[test]
+    fn what_a_skimmed_flood_ends_with_is_found_however_it_is_cut() {
+        let mut stream = log_chunks(2).concat();
+        stream.extend_from_slice(b"\x1b[1m>>> ");
+        let offset = stream.len() as u64 - 8;
+        for size in [1, 2, 3, 5, 7, 64, 1000, 4096, stream.len()] {
+            let mut detector =
+                TurnDetector::new(DetectorConfig::new(Preset::named("python").unwrap()));
+            detector.flood(true).for_each(drop);
+            for chunk in stream.chunks(size) {
+                assert_eq!(detector.feed_output(chunk).count(), 0, "chunks of {size}");
+            }
+            assert_eq!(detector.view.current_start(), 0, "chunks of {size}");
+            let events: Vec<Event> = detector.flood(false).collect();
+            assert_eq!(
+                events.first(),
+                Some(&Event::Ready { offset }),
+                "chunks of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn under_a_flood_a_mode_an_input_and_a_running_turn_see_every_line() {
+        let mut detector = TurnDetector::new(DetectorConfig::new(Preset::named("shell").unwrap()));
+        detector.feed_output(b"$ ").for_each(drop);
+        detector.flood(true).for_each(drop);
+        let mut offset = 2;
+        for chunk in log_chunks(8) {
+            assert_eq!(detector.feed_output(&chunk).count(), 0);
+            offset += chunk.len() as u64;
+        }
+        assert_eq!(
+            detector.view.current_start(),
+            0,
+            "skimmed: still on the prompt's line"
+        );
+        // A mode set in the flood is seen at once.
+        let events: Vec<Event> = detector.feed_output(b"\x1b[?2004h$ ").collect();
+        assert_eq!(events, [Event::BracketedPaste { enabled: true }]);
+        offset += 10;
+        assert_eq!(
+            detector.view.current_start(),
+            offset - 10,
+            "judged up to here"
+        );
+        // So is one whose escape the output cut in two.
+        let mut chunk = log_chunks(1).remove(0);
+        chunk.extend_from_slice(b"\x1b");
+        assert_eq!(detector.feed_output(&chunk).count(), 0);
+        let events: Vec<Event> = detector.feed_output(b"[?2004l$ ").collect();
+        assert_eq!(events, [Event::BracketedPaste { enabled: false }]);
+        offset += chunk.len() as u64 + 9;
+        // A command typed at the prompt the flood ended with: its turn sees every line of its
+        // own flood, and ends at the prompt after it.
+        detector.feed_output(b"ls").for_each(drop);
+        let events: Vec<Event> = detector.feed_input(b"ls\r").collect();
+        assert!(
+            events.contains(&Event::Submitted { input: "ls".into() }),
+            "{events:?}"
+        );
+        let mut content = b"\r\n".to_vec();
+        assert_eq!(detector.feed_output(b"\r\n").count(), 0);
+        for chunk in log_chunks(8) {
+            assert_eq!(detector.feed_output(&chunk).count(), 0);
+            content.extend_from_slice(&chunk);
+        }
+        assert_eq!(
+            detector.view.current_start(),
+            offset + 2 + content.len() as u64,
+            "not skimmed while a turn runs"
+        );
+        let events: Vec<Event> = detector.feed_output(b"$ ").collect();
+        let Some(Event::TurnCompleted(turn)) = events.first() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(turn.input, "ls");
+        assert_eq!(turn.content, content[2..]);
+    }
 
     #[test]
     fn lines_typed_ahead_during_one_long_turn_are_remembered_in_bounds() {

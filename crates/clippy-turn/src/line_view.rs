@@ -311,6 +311,24 @@ impl LineView {
         self.line_start
     }
 
+    /// Whether the view is between escape sequences: what it is fed next is read afresh.
+    pub(crate) fn at_ground(&self) -> bool {
+        self.mode.0 == Mode::Ground
+    }
+
+    /// Starts the view afresh at stream offset `offset`, as the start of a line outside any
+    /// escape sequence (what it held is dropped): for a caller that skipped the output before
+    /// (see [`only_lines`]) and resumes at a line's start.
+    pub(crate) fn restart_at(&mut self, offset: u64) {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        *self = Self {
+            line,
+            line_start: offset,
+            ..Self::default()
+        };
+    }
+
     /// Feeds `bytes`, which start at stream offset `base`.
     pub(crate) fn feed(&mut self, bytes: &[u8], base: u64, sink: &mut impl ViewSink) {
         let mut pos = 0;
@@ -525,6 +543,57 @@ impl LineView {
     }
 }
 
+/// Whether a view between escape sequences ([`LineView::at_ground`]), fed `cut` then `bytes`,
+/// reports nothing but lines and ends outside any string: every escape sequence in them is one
+/// whose meaning for the view is at most a line break or a space (a CSI with no `?` marker,
+/// which sets no mode; `ESC ( B` and the like). An OSC, a DCS, SOS, PM or APC string, or a
+/// private mode set or reset says no (`None`). `Some(n)`: yes, as far as they go; their last
+/// `n` bytes (an ESC, or `ESC [`) begin an escape sequence whose kind the next bytes tell, to be
+/// passed as the next call's `cut`.
+pub(crate) fn only_lines(cut: &[u8], bytes: &[u8]) -> Option<usize> {
+    let len = cut.len() + bytes.len();
+    let at = |i: usize| {
+        cut.get(i)
+            .or_else(|| bytes.get(i.wrapping_sub(cut.len())))
+            .copied()
+    };
+    let mut from = 0;
+    loop {
+        let esc = if from < cut.len() {
+            cut[from..]
+                .iter()
+                .position(|&b| b == 0x1b)
+                .map(|i| from + i)
+        } else {
+            None
+        };
+        let esc = match esc {
+            Some(esc) => esc,
+            None => {
+                let skip = from.max(cut.len()) - cut.len();
+                match memchr::memchr(0x1b, &bytes[skip.min(bytes.len())..]) {
+                    Some(i) => cut.len() + skip + i,
+                    None => return Some(0),
+                }
+            }
+        };
+        match at(esc + 1) {
+            Some(b'[') => match at(esc + 2) {
+                None => return Some(len - esc),
+                Some(b'?') => return None,
+                Some(_) => {}
+            },
+            // Strings: OSC, DCS, SOS, PM, APC.
+            Some(b']' | b'P' | b'X' | b'^' | b'_') => return None,
+            Some(0x20..=0x7e) => {}
+            None => return Some(len - esc),
+            // A byte `vte` skips or executes before the one that says what the sequence is.
+            Some(_) => return None,
+        }
+        from = esc + 2;
+    }
+}
+
 /// The index of the first C0 control byte or DEL in `bytes` (its length if there is none),
 /// eight bytes at a time: the printable runs between controls are most of any output.
 fn find_control(bytes: &[u8]) -> usize {
@@ -720,6 +789,64 @@ mod tests {
         assert!(sink.oscs.is_empty());
         assert_eq!(texts(&sink), ["ab"]);
         assert!(v.performer.osc.capacity() <= MAX_OSC_BYTES * 2);
+    }
+
+    #[test]
+    fn only_lines_takes_text_and_plain_escapes_and_nothing_that_could_say_more() {
+        assert_eq!(
+            only_lines(
+                b"",
+                b"plain\r\n\x1b[1;31mred\x1b[0m\x1b(B\x1b[2K\x1b[5Gx\x1b[>4;1m\x1b7\n"
+            ),
+            Some(0)
+        );
+        assert_eq!(only_lines(b"", b""), Some(0));
+        for not in [
+            &b"a\x1b]0;title\x07"[..],
+            b"a\x1b]133;C\x1b\\",
+            b"a\x1b[?2004h",
+            b"\x1bPq#0\x1b\\",
+            b"\x1b_apc\x1b\\",
+            b"\x1b\x93]0;t\x07",
+            b"\x1b\x1b]0;t\x07",
+        ] {
+            assert_eq!(
+                only_lines(b"", not),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(not)
+            );
+        }
+        // An escape cut by the end of the bytes is told by the next ones, however they come.
+        assert_eq!(only_lines(b"", b"x\x1b"), Some(1));
+        assert_eq!(only_lines(b"", b"x\x1b["), Some(2));
+        assert_eq!(only_lines(b"\x1b", b"[?2004h"), None);
+        assert_eq!(only_lines(b"\x1b[", b"?2004h"), None);
+        assert_eq!(only_lines(b"\x1b", b"]0;t\x07"), None);
+        assert_eq!(only_lines(b"\x1b", b"["), Some(2));
+        assert_eq!(only_lines(b"\x1b", b""), Some(1));
+        assert_eq!(only_lines(b"\x1b", b"[1mx\x1b"), Some(1));
+        assert_eq!(only_lines(b"\x1b[", b"1mx\x1b[?25l"), None);
+        assert_eq!(only_lines(b"\x1b[", b"1mx\x1b[0m"), Some(0));
+    }
+
+    #[test]
+    fn a_view_restarted_at_a_line_start_reads_on_as_one_that_saw_everything() {
+        let stream = b"\x1b]0;t\x07one\r\ntwo\x1b[1mbold\x1b[0m\r\nthree\x1b[?2004h\r\n$ ";
+        let (whole, rest) = view(stream);
+        let mut v = LineView::default();
+        v.feed(b"\x1b]0;partial", 0, &mut Collect::default());
+        assert!(!v.at_ground());
+        // Just after the first line's `\n`.
+        let from = 11;
+        v.restart_at(from);
+        assert!(v.at_ground());
+        let mut sink = Collect::default();
+        v.feed(&stream[from as usize..], from, &mut sink);
+        assert_eq!(texts(&whole)[..2], ["one", ""]);
+        assert_eq!(sink.lines, whole.lines[2..]);
+        assert_eq!(sink.modes, whole.modes);
+        assert_eq!(String::from_utf8_lossy(v.current_text()), rest);
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //!   judged came [`QUIET`] ago, and while it is still on it moves the screen without the screen
 //!   being rendered for that (no agent at rest writes so fast): the pause runs from its last
 //!   bytes as it would, and a flood is rendered once, after it (or when read);
+//! - while a flood is on, the detector is told so ([`TurnDetector::flood`]): with no turn
+//!   running it skims the flood's lines instead of judging each, and judges the lines it ended
+//!   with once it paused for [`FLOOD_PAUSE`] (or before input, a hook's report or the quiet
+//!   pause);
 //! - a turn one source says ended waits [`AGREEMENT_GRACE`] for the other, then is settled
 //!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
 //! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`]; under a
@@ -59,8 +63,9 @@ pub const RENDER_AFTER: Duration = Duration::from_millis(5);
 /// rendered to judge it ([`TurnDetector::screen_moved`]), and, while no turn records, the
 /// screen is not rendered in idle time either, until output paused for [`FLOOD_PAUSE`]. It is
 /// rendered whenever it is read all the same, and what waits past 8 MiB is skipped, as the lines of a flood leave the screen's
-/// bounded history anyway (`clippy_screen::Screen::feed`). Under a long flood that leaves the
-/// tap the line view and the spool, and the CPU to the byte path (issue 29).
+/// bounded history anyway (`clippy_screen::Screen::feed`). While no turn runs, the detector
+/// skims its lines too ([`TurnDetector::flood`]) and judges those it ended with once it paused.
+/// Under a long flood that leaves the tap the spool, and the CPU to the byte path (issue 29).
 pub const FLOOD_BYTES: u64 = 1024 * 1024;
 /// The least rate of a flood, in bytes a second: an agent's animation or a streamed reply,
 /// however long, is far slower.
@@ -444,7 +449,11 @@ impl<S: Spool> TapModel<S> {
                 // Whether it moved the screen is judged once it is rendered (caught_up).
                 self.unjudged_output = Some(now.instant);
                 self.unjudged_since.get_or_insert(now.instant);
-                self.detector.feed_output(&bytes).collect()
+                // Under a flood the detector skims the lines while no turn runs, and judges
+                // those it left at its end once it is over.
+                let mut events: Vec<Event> = self.detector.flood(self.run.flood()).collect();
+                events.extend(self.detector.feed_output(&bytes));
+                events
             }
             Tapped::Input { bytes, human } => {
                 if human {
@@ -540,6 +549,12 @@ impl<S: Spool> TapModel<S> {
     pub fn caught_up(&mut self, now: Now) -> Idle {
         self.now_ms = now.unix_ms;
         let mut out = Vec::new();
+        // A flood that paused for `FLOOD_PAUSE` is over: the lines it ended with are judged
+        // (before anything looks at its screen).
+        if !self.run.on(now.instant) {
+            let events: Vec<Event> = self.detector.flood(false).collect();
+            self.take_events(events, now, &mut out);
+        }
         let flood = self.run.flood();
         // Output not judged yet, once it paused long enough (`FLOOD_PAUSE` after a flood), the
         // pause is due, or under a flood the oldest of it came `QUIET` ago: whether it moved the
@@ -1398,6 +1413,36 @@ mod tests {
             outputs.append(&mut idle.outputs);
         }
         assert!(rendered(&outputs), "the turn's screen is kept up");
+    }
+
+    #[test]
+    fn a_flood_with_no_turn_is_judged_by_the_lines_it_ends_with_once_it_paused() {
+        let clock = Clock::new();
+        let mut tap = model("python", AgentHooks::Off, Memory::default());
+        let mode = |outputs: &[TapOutput]| last_progress(outputs).map(|p| p.mode);
+        // A program that prints 2 MiB at 4 MiB a second before its prompt, with a line like
+        // its prompt in the middle: that line scrolls away unjudged.
+        let mid = flood(&mut tap, &clock, (0, 8, 32), 32 * 1024);
+        tap.take(output(b"\r\n>>> \r\n"), clock.at(mid));
+        let last = flood(&mut tap, &clock, (mid + 8, 8, 32), 32 * 1024);
+        assert!(tap.run.flood());
+        tap.take(output(b"\r\n>>> "), clock.at(last));
+        let render = RENDER_AFTER.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(last + render));
+        assert_ne!(mode(&idle.outputs), Some(Mode::Idle), "not judged yet");
+        // Once it paused, the prompt it ended with is found: ready.
+        let pause = FLOOD_PAUSE.as_millis() as u64;
+        let idle = tap.caught_up(clock.at(last + pause));
+        assert_eq!(mode(&idle.outputs), Some(Mode::Idle));
+        // The turn after it is exact.
+        tap.take(typed(b"6*7\r"), clock.at(last + 1000));
+        let outputs = tap.take(output(b"6*7\r\n42\r\n>>> "), clock.at(last + 1010));
+        let ended = turns(&outputs);
+        assert_eq!(ended.len(), 1, "{outputs:?}");
+        assert_eq!(
+            (ended[0].input.as_str(), ended[0].text()),
+            ("6*7", "42".into())
+        );
     }
 
     #[test]

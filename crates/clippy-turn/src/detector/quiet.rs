@@ -59,6 +59,7 @@ impl TurnDetector {
     /// # Ok::<(), clippy_turn::TurnError>(())
     /// ```
     pub fn quiet(&mut self) -> std::vec::Drain<'_, Event> {
+        self.catch_up_view();
         let offset = self.core.offset;
         if self.core.quiet_decides() {
             let phase = self.core.phase;
