@@ -548,9 +548,14 @@ impl Screen {
     /// whole frames).
     pub fn sample_drawn_rows(&mut self) {
         self.catch_up();
-        if !self.synchronized || !self.mid_frame || !self.alternate() {
-            return;
+        if self.synchronized && self.mid_frame && self.alternate() {
+            self.sample_partial_frame();
         }
+    }
+
+    /// Samples into the recording's frames the frame being drawn on the alternate screen, top
+    /// down to the cursor (see `Frames::sample_partial`).
+    fn sample_partial_frame(&mut self) {
         let rows = self.visible_rows();
         let cursor = self.term.grid().cursor.point.line.0.max(0) as usize;
         if let Some(recording) = &mut self.recording {
@@ -574,14 +579,7 @@ impl Screen {
                 self.sample_frame();
             }
         } else if self.alternate() {
-            let rows = self.visible_rows();
-            let cursor = self.term.grid().cursor.point.line.0.max(0) as usize;
-            if let Some(recording) = &mut self.recording {
-                recording
-                    .frames
-                    .get_or_insert_with(Frames::default)
-                    .sample_partial(rows, cursor);
-            }
+            self.sample_partial_frame();
         }
         let Some(mut recording) = self.recording.take() else {
             return Recorded::default();
