@@ -22,15 +22,13 @@ use clippy_broker_core::{ConnId, HistoryJob, HistoryQuery, HistoryRecord, histor
 
 /// How often the store is pruned to its age and size limits.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
-/// The history threads' scheduling priority (nice), both the journaling thread and the store
-/// thread: below the event loop. Where Linux schedules each session as a group (autogroup),
-/// the broker's group gets one share of the CPU, split between its runnable threads by their
-/// weight; a history thread at the broker's own priority took half of it whenever it ran, and the
-/// event loop's requests/s with the store on fell to 0.74–0.88x the store off under the soak.
-/// At nice 10 (a tenth of the weight) they still run whenever the loop waits, and batch more
-/// per run when they wait longer (issue 29). What is not journaled yet waits in memory, bounded
-/// by the state machine's backlog (held turns stay with their wrappers); what is not stored
-/// yet waits in the journal on disk.
+/// The store thread's scheduling priority (nice): below the event loop and the sessions, so
+/// under load the store falls behind rather than slowing requests; what it has not written
+/// waits in the journal on disk. The journaling thread, whose work per record is a copy into
+/// the page cache, runs at the broker's own priority: what it has not journaled waits in
+/// memory, and turns the broker cannot acknowledge wait in their wrappers. (At nice 10 it fell
+/// 11 MiB behind under the soak on a quiet machine, and the held turns took the broker and a
+/// wrapper over their memory bounds.)
 pub const NICE: i32 = 10;
 
 /// A test's hold on the history thread: when set to a FIFO's path, the thread reads one byte
@@ -200,8 +198,6 @@ pub fn run(
             format!("history: cannot start the store's thread: {e}; nothing is stored"),
         );
     }
-    // Best effort, as the store thread's.
-    clippy_pty::lower_this_thread(NICE);
     let mut gate = test_gate();
     while let Ok(first) = jobs.recv() {
         pass_gate(&mut gate);
@@ -249,7 +245,8 @@ enum StoreJob {
     Direct(Vec<HistoryRecord>, Vec<(ConnId, Message)>),
 }
 
-/// The journaling thread: appends records to the journal and acknowledges them, at [`NICE`].
+/// The journaling thread: appends records to the journal and acknowledges them, at the event
+/// loop's priority (see [`NICE`]).
 struct Journaler {
     journal: Option<Arc<Mutex<Journal>>>,
     /// Why the journal cannot be written now, once an append failed (shown by `history_status`).

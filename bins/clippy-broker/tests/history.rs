@@ -560,7 +560,7 @@ fn thread_nices(pid: u32) -> Vec<(String, i32)> {
 }
 
 #[test]
-fn both_history_threads_run_below_the_event_loops_priority() {
+fn the_store_thread_runs_below_the_event_loops_priority_and_the_journal_at_it() {
     let broker = start(runtime_dir());
     // The kernel keeps a thread's name to 15 bytes.
     let nice_of = |nices: &[(String, i32)], name: &str| {
@@ -579,14 +579,16 @@ fn both_history_threads_run_below_the_event_loops_priority() {
             eprintln!("the broker already runs at nice {main}: nothing to lower, nothing to check");
             return;
         }
-        let wanted = Some(clippy_broker::history::NICE);
-        if journal == wanted && store == wanted {
-            assert!(main < wanted, "{nices:?}");
+        if store == Some(clippy_broker::history::NICE) {
+            assert!(main < store, "{nices:?}");
+            // Journaling below the loop fell behind under load, and the turns it could not
+            // acknowledge took the broker and its wrappers over their memory bounds.
+            assert_eq!(journal, main, "{nices:?}");
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "the history threads were not lowered to nice {}: {nices:?}",
+            "the store thread was not lowered to nice {}: {nices:?}",
             clippy_broker::history::NICE
         );
         std::thread::sleep(Duration::from_millis(20));
