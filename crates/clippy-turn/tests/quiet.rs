@@ -418,17 +418,24 @@ fn in_place_frame(rows: &[&str], busy: bool) -> Vec<u8> {
 /// The input box and footer under [`in_place_frame`]'s rows, drawn once.
 const INPUT_BOX: &str = "\x1b[13;1H────────────────────\x1b[14;1H> \x1b[16;1H~/work\x1b[14;3H";
 
-#[test]
-fn a_full_screen_reply_that_leaves_the_screen_as_the_last_one_did_still_ends_at_the_quiet() {
-    // The same long reply twice on the alternate screen, scrolled three rows a frame, each
-    // frame judged as the tap judges it once output pauses: the second ends on the very rows
-    // the first left, so no row is new where it stands; a frame showed its echo with text under.
+/// A full-screen agent drawing [`in_place_frame`]s over its [`INPUT_BOX`], ready at its first
+/// quiet.
+fn in_place_agent() -> Session {
     let mut s = Session::new("generic", 40, 16);
     s.out(b"\x1b[?1049h");
     s.out(INPUT_BOX.as_bytes());
     s.out(&in_place_frame(&["Agent 2.0"], false));
     s.quiet();
     assert!(s.ready(), "{:?}", s.events);
+    s
+}
+
+#[test]
+fn a_full_screen_reply_that_leaves_the_screen_as_the_last_one_did_still_ends_at_the_quiet() {
+    // The same long reply twice on the alternate screen, scrolled three rows a frame, each
+    // frame judged as the tap judges it once output pauses: the second ends on the very rows
+    // the first left, so no row is new where it stands; a frame showed its echo with text under.
+    let mut s = in_place_agent();
     let reply: Vec<String> = (1..=20).map(|n| format!("  Line {n} of 20.")).collect();
     let mut transcript: Vec<String> = vec!["Agent 2.0".into()];
     let questions = ["write lines", "write lines again", "and once more"];
@@ -464,12 +471,7 @@ fn a_full_screen_reply_that_leaves_the_screen_as_the_last_one_did_still_ends_at_
 
 #[test]
 fn a_question_typed_ahead_is_told_queued_or_taken_by_where_the_agent_writes_next() {
-    let mut s = Session::new("generic", 40, 16);
-    s.out(b"\x1b[?1049h");
-    s.out(INPUT_BOX.as_bytes());
-    s.out(&in_place_frame(&["Agent 2.0"], false));
-    s.quiet();
-    assert!(s.ready(), "{:?}", s.events);
+    let mut s = in_place_agent();
     s.out(b"long");
     s.input(b"long\r");
     s.out(b"\x1b[14;3H\x1b[K");
