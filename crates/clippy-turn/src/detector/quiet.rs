@@ -142,14 +142,14 @@ impl Core {
                 self.still_rows = None;
                 return true;
             }
-            let rows = self.screen.snapshot(0).lines;
+            let screen = self.screen.snapshot(0);
             let moved = self
                 .still_rows
                 .as_ref()
-                .is_none_or(|still| !only_animated(still, &rows));
+                .is_none_or(|still| !only_animated(still, &screen.lines));
             if moved {
-                self.note_answer_shown(&rows);
-                self.still_rows = Some(rows);
+                self.note_answer_shown(&screen);
+                self.still_rows = Some(screen.lines);
             }
             moved
         }
@@ -235,14 +235,15 @@ impl Core {
     /// left, and a full-screen agent's echo goes by in frames only: this is what says, at the
     /// quiet, that the agent answered ([`Core::new_text_above`]).
     #[cfg(feature = "text")]
-    fn note_answer_shown(&mut self, rows: &[String]) {
+    fn note_answer_shown(&mut self, screen: &clippy_screen::Snapshot) {
         let Some(turn) = self.turn.as_ref().filter(|t| !t.answer_shown) else {
             return;
         };
         let inputs = turn.inputs.clone();
-        let Some((input_row, _)) = self.input_area() else {
+        let Some((input_row, _)) = self.input_area_of(screen) else {
             return;
         };
+        let rows = &screen.lines;
         let echo = rows
             .iter()
             .take(input_row)
@@ -440,6 +441,12 @@ impl Core {
     #[cfg(feature = "text")]
     fn input_area(&mut self) -> Option<(usize, String)> {
         let screen = self.screen.snapshot(0);
+        self.input_area_of(&screen)
+    }
+
+    /// [`Core::input_area`] on a snapshot of the screen already taken.
+    #[cfg(feature = "text")]
+    fn input_area_of(&self, screen: &clippy_screen::Snapshot) -> Option<(usize, String)> {
         let cursor = usize::from(screen.cursor.0).min(screen.lines.len().saturating_sub(1));
         if let Some(learned) = &self.input_row {
             let from = cursor.saturating_sub(learned.above_cursor);
