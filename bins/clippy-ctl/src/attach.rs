@@ -167,10 +167,9 @@ pub fn attach(
         restore: None,
         screen: AlternateScreen::default(),
     };
-    let ended = match client.typed(typed) {
-        Ok(()) => client.run(&signals, guard),
-        Err(e) => Err(e),
-    };
+    let ended = client
+        .typed(typed)
+        .and_then(|()| client.run(&signals, guard));
     // Whatever the program left the terminal in (alternate screen, mouse reports, a hidden
     // cursor), it is put back before the shell gets it.
     if let Some((normal, alternate)) = &client.restore {
