@@ -89,9 +89,8 @@ pub struct Screen {
     synchronized: bool,
     /// A synchronized frame is being drawn: the screen is not what a terminal shows yet.
     mid_frame: bool,
-    /// Output fed; `pending[rendered..]` is not rendered yet.
-    pending: Vec<u8>,
-    rendered: usize,
+    /// Output fed and not rendered yet: a ring, so that skipping its oldest part moves nothing.
+    pending: VecDeque<u8>,
     max_behind: usize,
     /// Output bytes skipped unrendered because more than `max_behind` waited.
     skipped: u64,
@@ -245,8 +244,7 @@ impl Screen {
             utf8_needed: 0,
             synchronized: false,
             mid_frame: false,
-            pending: Vec::new(),
-            rendered: 0,
+            pending: VecDeque::new(),
             max_behind: DEFAULT_MAX_BEHIND,
             skipped: 0,
         }
@@ -263,15 +261,10 @@ impl Screen {
     /// repaints). Reads give the same result however the bytes were cut and whenever the
     /// screen caught up, as long as nothing was skipped.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.rendered == self.pending.len() {
-            self.pending.clear();
-            self.rendered = 0;
-        }
-        self.pending.extend_from_slice(bytes);
-        if self.pending.len() - self.rendered > self.max_behind {
-            let skip = self.pending.len() - self.rendered - self.max_behind / 2;
-            self.pending.drain(..self.rendered + skip);
-            self.rendered = 0;
+        self.pending.extend(bytes);
+        if self.pending.len() > self.max_behind {
+            let skip = self.pending.len() - self.max_behind / 2;
+            self.pending.drain(..skip);
             self.skipped += skip as u64;
         }
     }
@@ -284,24 +277,19 @@ impl Screen {
     /// Renders up to `max` bytes of the output waiting, and says whether more waits: a caller
     /// with idle time renders in steps and goes back to its input between them.
     pub fn catch_up_step(&mut self, max: usize) -> bool {
-        let end = self.pending.len().min(self.rendered.saturating_add(max));
-        if end > self.rendered {
-            let pending = std::mem::take(&mut self.pending);
-            self.render(&pending[self.rendered..end]);
+        let end = self.pending.len().min(max);
+        if end > 0 {
+            let mut pending = std::mem::take(&mut self.pending);
+            let (front, back) = pending.as_slices();
+            let first = front.len().min(end);
+            self.render(&front[..first]);
+            if end > first {
+                self.render(&back[..end - first]);
+            }
+            pending.drain(..end);
             self.pending = pending;
-            self.rendered = end;
         }
-        if self.rendered == self.pending.len() {
-            self.pending.clear();
-            self.rendered = 0;
-            return false;
-        }
-        // Keep the buffer from growing with what was rendered.
-        if self.rendered >= self.pending.len() / 2 {
-            self.pending.drain(..self.rendered);
-            self.rendered = 0;
-        }
-        true
+        !self.pending.is_empty()
     }
 
     /// What a terminal would have answered the queries in the output rendered so far (cursor

@@ -213,6 +213,26 @@ fn output_is_rendered_when_read_and_a_flood_past_the_bound_skips_its_oldest_half
 }
 
 #[test]
+fn output_rendered_in_steps_while_more_comes_reads_as_output_rendered_at_once() {
+    // Steps smaller than what is fed leave output waiting while more comes: the waiting bytes
+    // wrap around their ring, and are rendered in two pieces.
+    let text: String = (0..200)
+        .map(|n| format!("line {n:03} \x1b[1mbold\x1b[0m é\r\n"))
+        .collect();
+    let mut whole = Screen::new(30, 5);
+    whole.feed(text.as_bytes());
+    whole.catch_up();
+    let mut stepped = Screen::new(30, 5);
+    for piece in text.as_bytes().chunks(37) {
+        stepped.feed(piece);
+        stepped.catch_up_step(29);
+    }
+    stepped.catch_up();
+    assert_eq!(stepped.snapshot(300), whole.snapshot(300));
+    assert_eq!(stepped.skipped(), 0);
+}
+
+#[test]
 fn a_screen_that_loses_rows_keeps_what_is_drawn_at_the_bottom() {
     // A TUI's live area: reply lines, its input box with the cursor in it, a footer under it.
     let mut screen = fed(
