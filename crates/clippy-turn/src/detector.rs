@@ -1448,10 +1448,17 @@ impl Feed<'_> {
         let bytes = &self.chunk[from..to];
         #[cfg(feature = "text")]
         core.screen.feed(bytes);
-        core.tail.extend_from_slice(bytes);
-        if core.tail.len() > 2 * TAIL_BYTES {
-            let cut = core.tail.len() - TAIL_BYTES;
-            core.tail.drain(..cut);
+        if bytes.len() >= TAIL_BYTES && core.tail.len() + bytes.len() > 2 * TAIL_BYTES {
+            // All that stays is these bytes' last `TAIL_BYTES`: only they are copied.
+            core.tail.clear();
+            core.tail
+                .extend_from_slice(&bytes[bytes.len() - TAIL_BYTES..]);
+        } else {
+            core.tail.extend_from_slice(bytes);
+            if core.tail.len() > 2 * TAIL_BYTES {
+                let cut = core.tail.len() - TAIL_BYTES;
+                core.tail.drain(..cut);
+            }
         }
         if let Some(turn) = &mut core.turn {
             // The buffer covers `buf_start..buf_start + buf.len()` with no gap: once it is full,

@@ -12,6 +12,7 @@
 //! [`MAX_OSC_BYTES`] are abandoned and skipped, so memory stays bounded whatever the stream.
 
 use std::fmt::Write as _;
+use wide::i8x16;
 
 /// OSC payloads longer than this are skipped unparsed (titles and marks are far shorter).
 pub(crate) const MAX_OSC_BYTES: usize = 8 * 1024;
@@ -551,46 +552,136 @@ impl LineView {
 /// `n` bytes (an ESC, or `ESC [`) begin an escape sequence whose kind the next bytes tell, to be
 /// passed as the next call's `cut`.
 pub(crate) fn only_lines(cut: &[u8], bytes: &[u8]) -> Option<usize> {
-    let len = cut.len() + bytes.len();
-    let at = |i: usize| {
-        cut.get(i)
-            .or_else(|| bytes.get(i.wrapping_sub(cut.len())))
-            .copied()
-    };
-    let mut from = 0;
-    loop {
-        let esc = if from < cut.len() {
-            cut[from..]
-                .iter()
-                .position(|&b| b == 0x1b)
-                .map(|i| from + i)
-        } else {
-            None
-        };
-        let esc = match esc {
-            Some(esc) => esc,
-            None => {
-                let skip = from.max(cut.len()) - cut.len();
-                match memchr::memchr(0x1b, &bytes[skip.min(bytes.len())..]) {
-                    Some(i) => cut.len() + skip + i,
-                    None => return Some(0),
-                }
-            }
-        };
-        match at(esc + 1) {
-            Some(b'[') => match at(esc + 2) {
-                None => return Some(len - esc),
-                Some(b'?') => return None,
-                Some(_) => {}
-            },
-            // Strings: OSC, DCS, SOS, PM, APC.
-            Some(b']' | b'P' | b'X' | b'^' | b'_') => return None,
-            Some(0x20..=0x7e) => {}
-            None => return Some(len - esc),
-            // A byte `vte` skips or executes before the one that says what the sequence is.
-            Some(_) => return None,
+    if !cut.is_empty() {
+        // The escape carried over is told by the first bytes of these.
+        let head: Vec<u8> = cut.iter().chain(bytes.iter().take(2)).copied().collect();
+        match escape_kind(&head) {
+            Escape::Refused => return None,
+            Escape::Open => return Some(cut.len() + bytes.len()),
+            Escape::Line => {}
         }
-        from = esc + 2;
+    }
+    if refused_escape(bytes) {
+        return None;
+    }
+    match bytes {
+        [.., 0x1b] => Some(1),
+        [.., 0x1b, b'['] => Some(2),
+        _ => Some(0),
+    }
+}
+
+/// What the escape sequence `bytes` begins with is, for [`only_lines`].
+#[derive(Debug, PartialEq, Eq)]
+enum Escape {
+    /// One that says more than a line break or a space.
+    Refused,
+    /// Told by bytes still to come.
+    Open,
+    /// One [`only_lines`] takes.
+    Line,
+}
+
+/// What the escape sequence at the start of `bytes` (an ESC) is: refused if an OSC, DCS, SOS,
+/// PM or APC string, a private mode (`ESC [ ?`), or a byte `vte` skips or executes before the
+/// one that says what the sequence is, comes after the ESC.
+fn escape_kind(bytes: &[u8]) -> Escape {
+    match (bytes.get(1), bytes.get(2)) {
+        (None, _) | (Some(b'['), None) => Escape::Open,
+        (Some(b'['), Some(b'?')) => Escape::Refused,
+        (Some(&byte), _) if refused_after_escape(byte) => Escape::Refused,
+        _ => Escape::Line,
+    }
+}
+
+/// Whether `byte`, right after an ESC, makes a sequence [`only_lines`] refuses: the strings
+/// (OSC, DCS, SOS, PM, APC), and whatever is not ASCII printable (but `[`, which the byte after
+/// it tells).
+const fn refused_after_escape(byte: u8) -> bool {
+    matches!(byte, b']' | b'P' | b'X' | b'^' | b'_') || byte < 0x20 || byte > 0x7e
+}
+
+/// Bytes [`refused_escape`] classifies at once, one per bit of a `u64`.
+const WINDOW: usize = 64;
+
+/// Whether an escape sequence in `bytes` is one [`only_lines`] refuses ([`escape_kind`]); one
+/// the end of `bytes` leaves open is not. Every ESC is looked at, without a search per ESC (in
+/// coloured output one comes every few bytes, and a search afresh for each cost more than the
+/// scan): a [`WINDOW`] of bytes is classified at once, sixteen at a time in vector registers
+/// (`wide`: SSE2 on x86-64, NEON on aarch64), and a bit mask per class says where each ESC's
+/// next bytes refuse it.
+fn refused_escape(bytes: &[u8]) -> bool {
+    // ESCs at the end of the last window, for the next one: the last byte's, and the last
+    // byte's when it is a `[` after an ESC.
+    let mut escape_before = 0;
+    let mut bracket_before = 0;
+    for window in bytes.chunks(WINDOW) {
+        let masks = WindowMasks::of(window);
+        // Bit `i`: the byte before byte `i` is an ESC.
+        let after_escape = (masks.escape << 1) | escape_before;
+        // Bit `i`: bytes `i - 2` and `i - 1` are `ESC [`.
+        let bracketed = (((after_escape & masks.bracket) << 1) | bracket_before) & masks.question;
+        if after_escape & masks.refused != 0 || bracketed != 0 {
+            return true;
+        }
+        escape_before = masks.escape >> (WINDOW - 1);
+        bracket_before = (after_escape & masks.bracket) >> (WINDOW - 1);
+        if window.len() < WINDOW {
+            break;
+        }
+    }
+    false
+}
+
+/// A window of up to [`WINDOW`] bytes classified for [`refused_escape`]: bit `i` of each mask for
+/// byte `i`.
+struct WindowMasks {
+    escape: u64,
+    /// Bytes [`refused_after_escape`].
+    refused: u64,
+    bracket: u64,
+    question: u64,
+}
+
+impl WindowMasks {
+    fn of(window: &[u8]) -> Self {
+        let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
+        let mut masks = Self {
+            escape: 0,
+            refused: 0,
+            bracket: 0,
+            question: 0,
+        };
+        let sixteens = window.chunks_exact(16);
+        let rest = sixteens.remainder();
+        for (index, sixteen) in sixteens.enumerate() {
+            let mut bytes = [0u8; 16];
+            bytes.copy_from_slice(sixteen);
+            let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
+            // Read as signed, every byte beyond ASCII is negative: below 0x20 takes them in.
+            let refused = lanes.simd_lt(splat(0x20))
+                | lanes.simd_eq(splat(0x7f))
+                | lanes.simd_eq(splat(b']'))
+                | lanes.simd_eq(splat(b'P'))
+                | lanes.simd_eq(splat(b'X'))
+                | lanes.simd_eq(splat(b'^'))
+                | lanes.simd_eq(splat(b'_'));
+            let shift = 16 * index;
+            masks.escape |= u64::from(lanes.simd_eq(splat(0x1b)).to_bitmask()) << shift;
+            masks.refused |= u64::from(refused.to_bitmask()) << shift;
+            masks.bracket |= u64::from(lanes.simd_eq(splat(b'[')).to_bitmask()) << shift;
+            masks.question |= u64::from(lanes.simd_eq(splat(b'?')).to_bitmask()) << shift;
+        }
+        let start = window.len() - rest.len();
+        for (index, &byte) in rest.iter().enumerate() {
+            let bit = 1u64 << (start + index);
+            let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
+            set(&mut masks.escape, byte == 0x1b);
+            set(&mut masks.refused, refused_after_escape(byte));
+            set(&mut masks.bracket, byte == b'[');
+            set(&mut masks.question, byte == b'?');
+        }
+        masks
     }
 }
 
@@ -789,6 +880,101 @@ mod tests {
         assert!(sink.oscs.is_empty());
         assert_eq!(texts(&sink), ["ab"]);
         assert!(v.performer.osc.capacity() <= MAX_OSC_BYTES * 2);
+    }
+
+    /// `only_lines` as it was written first, one search per ESC: the reference for the
+    /// windowed one.
+    fn only_lines_reference(cut: &[u8], bytes: &[u8]) -> Option<usize> {
+        let len = cut.len() + bytes.len();
+        let at = |i: usize| {
+            cut.get(i)
+                .or_else(|| bytes.get(i.wrapping_sub(cut.len())))
+                .copied()
+        };
+        let mut from = 0;
+        loop {
+            let esc = if from < cut.len() {
+                cut[from..]
+                    .iter()
+                    .position(|&b| b == 0x1b)
+                    .map(|i| from + i)
+            } else {
+                None
+            };
+            let esc = match esc {
+                Some(esc) => esc,
+                None => {
+                    let skip = from.max(cut.len()) - cut.len();
+                    match memchr::memchr(0x1b, &bytes[skip.min(bytes.len())..]) {
+                        Some(i) => cut.len() + skip + i,
+                        None => return Some(0),
+                    }
+                }
+            };
+            match at(esc + 1) {
+                Some(b'[') => match at(esc + 2) {
+                    None => return Some(len - esc),
+                    Some(b'?') => return None,
+                    Some(_) => {}
+                },
+                // Strings: OSC, DCS, SOS, PM, APC.
+                Some(b']' | b'P' | b'X' | b'^' | b'_') => return None,
+                Some(0x20..=0x7e) => {}
+                None => return Some(len - esc),
+                // A byte `vte` skips or executes before the one that says what the sequence is.
+                Some(_) => return None,
+            }
+            from = esc + 2;
+        }
+    }
+
+    #[test]
+    fn only_lines_agrees_with_a_search_per_escape_on_every_mix_of_escapes() {
+        // Bytes that make or break escapes, mixed at random (a fixed seed) and cut anywhere,
+        // with each cut an escape carried over could be.
+        let alphabet: &[u8] = b"\x1b\x1b\x1b[[[??]PX^_(B7mx1;\n\r\x07\x7f\x93 ";
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // And each sequence at every place around a window's edges.
+        for sequence in [
+            &b"\x1b[?25l"[..],
+            b"\x1b]0;t\x07",
+            b"\x1b\x93",
+            b"\x1b[1m",
+            b"\x1b(B",
+        ] {
+            for at in 0..3 * WINDOW {
+                let mut bytes = vec![b'x'; at];
+                bytes.extend_from_slice(sequence);
+                for end in at..=bytes.len() {
+                    assert_eq!(
+                        only_lines(b"", &bytes[..end]),
+                        only_lines_reference(b"", &bytes[..end]),
+                        "{:?} at {at}, cut at {end}",
+                        String::from_utf8_lossy(sequence)
+                    );
+                }
+            }
+        }
+        for _ in 0..20_000 {
+            let len = (next() % 200) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            for cut in [&b""[..], b"\x1b", b"\x1b["] {
+                assert_eq!(
+                    only_lines(cut, &bytes),
+                    only_lines_reference(cut, &bytes),
+                    "{cut:?} then {:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
     }
 
     #[test]
