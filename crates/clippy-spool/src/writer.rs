@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::dir::{FILE_MODE, SpoolDir};
 use crate::error::SpoolError;
 
+use wide::i8x16;
+
 /// How many removed line-ending bytes [`SpoolWriter::spool_offset_of`] remembers (the bound on
 /// its memory: 8 bytes each, 2 MiB at most). See [`SpoolWriter::window_start`].
 pub const CRLF_MEMORY: usize = 256 * 1024;
@@ -204,26 +206,28 @@ impl SpoolWriter {
                 self.scratch.push(b'\r');
             }
         }
-        while let Some(found) = memchr::memchr(b'\r', &raw[i..]) {
-            let cr = i + found;
-            self.scratch.extend_from_slice(&raw[i..cr]);
-            match raw.get(cr + 1) {
-                Some(b'\n') => {
-                    self.scratch.push(b'\n');
-                    self.record_dropped(start + cr as u64 + 1);
-                    i = cr + 2;
-                }
-                Some(_) => {
-                    self.scratch.push(b'\r');
-                    i = cr + 1;
-                }
-                None => {
-                    self.pending_cr = true;
-                    i = raw.len();
-                }
+        // The CR of each CR LF is left out: the runs between them are copied whole.
+        let mut copied = i;
+        let mut window_start = i;
+        while window_start < raw.len() {
+            let window = &raw[window_start..raw.len().min(window_start + WINDOW)];
+            window_start += window.len();
+            let mut pairs = crlf_starts(window, raw.get(window_start).copied());
+            while pairs != 0 {
+                let cr = window_start - window.len() + pairs.trailing_zeros() as usize;
+                pairs &= pairs - 1;
+                self.scratch.extend_from_slice(&raw[copied..cr]);
+                self.record_dropped(start + cr as u64 + 1);
+                copied = cr + 1;
             }
         }
-        self.scratch.extend_from_slice(&raw[i..]);
+        if raw.len() > i && raw.last() == Some(&b'\r') {
+            // The next byte decides what it is.
+            self.scratch.extend_from_slice(&raw[copied..raw.len() - 1]);
+            self.pending_cr = true;
+        } else {
+            self.scratch.extend_from_slice(&raw[copied..]);
+        }
     }
 
     /// Remembers that the raw byte at `offset` (the `\n` of a `\r\n`) is not in the spool.
@@ -424,6 +428,37 @@ impl Drop for SpoolWriter {
             let _ = fs::remove_dir_all(dir.path());
         }
     }
+}
+
+/// Bytes [`crlf_starts`] classifies at once, one per bit of a `u64`.
+const WINDOW: usize = 64;
+
+/// Bit `i` set where byte `i` of `window` (up to [`WINDOW`] bytes) is a CR whose next byte is
+/// an LF (`after`: the byte after the window). Sixteen bytes at a time in vector registers
+/// (`wide`), so that a line's CR LF is found without a search of its own: lines of 60-odd
+/// bytes made the search's cost per call most of the spool's.
+fn crlf_starts(window: &[u8], after: Option<u8>) -> u64 {
+    let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
+    let (mut cr, mut lf) = (0u64, 0u64);
+    let sixteens = window.chunks_exact(16);
+    let rest = sixteens.remainder();
+    for (index, sixteen) in sixteens.enumerate() {
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(sixteen);
+        let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
+        cr |= u64::from(lanes.simd_eq(splat(b'\r')).to_bitmask()) << (16 * index);
+        lf |= u64::from(lanes.simd_eq(splat(b'\n')).to_bitmask()) << (16 * index);
+    }
+    let start = window.len() - rest.len();
+    for (index, &byte) in rest.iter().enumerate() {
+        cr |= u64::from(byte == b'\r') << (start + index);
+        lf |= u64::from(byte == b'\n') << (start + index);
+    }
+    if cr == 0 {
+        return 0;
+    }
+    let lf_after = (lf >> 1) | (u64::from(after == Some(b'\n')) << (window.len() - 1));
+    cr & lf_after
 }
 
 #[cfg(test)]
