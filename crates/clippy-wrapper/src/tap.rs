@@ -23,9 +23,12 @@
 //!   ([`TurnDetector::settle`]); the detector itself keeps no clock;
 //! - the screen renders in the tap's idle time once output paused for [`RENDER_AFTER`]; under a
 //!   flood while no turn records, for [`FLOOD_PAUSE`] (what waits past 8 MiB is skipped);
-//! - the spool is written in batches of [`SPOOL_BATCH`], and whenever the tap caught up, before
-//!   a turn's span or a prompt's cursor is taken; a failing spool is reported once;
-//! - progress is reported when it changed, once caught up; before a completed turn, the spool's
+//! - the spool is written in batches of [`SPOOL_BATCH`] (output handed over in half a batch or
+//!   more goes as it is, not copied to be batched), and whenever the tap caught up (under a
+//!   flood, at most every [`FLOOD_REPORTS`]), before a turn's span or a prompt's cursor is
+//!   taken; a failing spool is reported once;
+//! - progress is reported when it changed, once caught up (under a flood, at most every
+//!   [`FLOOD_REPORTS`]); before a completed turn, the spool's
 //!   growth and the counters that led to it go first, so nobody sees the turn with the state
 //!   from before it;
 //! - the agent's waiting state: set by its hook (or by the screen, for agents whose hooks do
@@ -78,10 +81,16 @@ pub const DIALOG_GRACE: Duration = Duration::from_secs(3);
 /// Spool bytes are written in batches of up to this many (one write each), and whenever the
 /// tap has caught up with the loop.
 pub const SPOOL_BATCH: usize = 64 * 1024;
+/// While a flood is on, what waits for the spool is written and the progress reported at most
+/// this often when the tap catches up (a batch still goes whenever [`SPOOL_BATCH`] bytes wait,
+/// and a flood's batches go as they come): the broker hears of a flood's growth a hundred
+/// times a second, not at every hand-over of the byte loop, each of which woke the sink thread
+/// (issue 29).
+pub const FLOOD_REPORTS: Duration = Duration::from_millis(10);
 
 /// Output with no pause of [`FLOOD_PAUSE`]: whether it is a flood ([`FLOOD_BYTES`]).
 #[derive(Debug, Default, Clone, Copy)]
-struct Run {
+pub(crate) struct Run {
     bytes: u64,
     /// When its first and its last output came.
     first: Option<Instant>,
@@ -90,7 +99,7 @@ struct Run {
 
 impl Run {
     /// Output of `len` bytes came at `at`: after a pause of [`FLOOD_PAUSE`], a new run.
-    fn add(&mut self, len: usize, at: Instant) {
+    pub(crate) fn add(&mut self, len: usize, at: Instant) {
         if self
             .last
             .is_none_or(|last| at.saturating_duration_since(last) >= FLOOD_PAUSE)
@@ -106,7 +115,7 @@ impl Run {
     }
 
     /// Whether output came less than [`FLOOD_PAUSE`] before `now`.
-    fn on(&self, now: Instant) -> bool {
+    pub(crate) fn on(&self, now: Instant) -> bool {
         self.last
             .is_some_and(|last| now.saturating_duration_since(last) < FLOOD_PAUSE)
     }
@@ -114,7 +123,7 @@ impl Run {
     /// Whether the run is a flood: more than [`FLOOD_BYTES`], at [`FLOOD_RATE`] or faster.
     /// (It stays one after it paused, until the next run starts: what the pause ends is
     /// measured from its last output, `FLOOD_PAUSE` later.)
-    fn flood(&self) -> bool {
+    pub(crate) fn flood(&self) -> bool {
         let (Some(first), Some(last)) = (self.first, self.last) else {
             return false;
         };
@@ -381,6 +390,9 @@ pub struct TapModel<S> {
     unjudged_since: Option<Instant>,
     /// The output since it last paused for [`FLOOD_PAUSE`]: how many bytes, since when.
     run: Run,
+    /// While a flood is on: when the spool was last written and the progress reported on
+    /// catching up ([`FLOOD_REPORTS`]).
+    flood_reported_at: Option<Instant>,
     /// The latest wait's id (0: none yet).
     waiting_ids: u64,
     /// A person's input chunks taken ([`Tapped::Input`] with `human`).
@@ -415,6 +427,7 @@ impl<S: Spool> TapModel<S> {
             unjudged_output: None,
             unjudged_since: None,
             run: Run::default(),
+            flood_reported_at: None,
             waiting_ids: 0,
             human_inputs: 0,
             answering: None,
@@ -442,19 +455,7 @@ impl<S: Spool> TapModel<S> {
         self.now_ms = now.unix_ms;
         let mut out = Vec::new();
         let detected: Vec<Event> = match tapped {
-            Tapped::Output(bytes) => {
-                self.output_at = Some(now.instant);
-                self.run.add(bytes.len(), now.instant);
-                self.push_spool(&bytes, &mut out);
-                // Whether it moved the screen is judged once it is rendered (caught_up).
-                self.unjudged_output = Some(now.instant);
-                self.unjudged_since.get_or_insert(now.instant);
-                // Under a flood the detector skims the lines while no turn runs, and judges
-                // those it left at its end once it is over.
-                let mut events: Vec<Event> = self.detector.flood(self.run.flood()).collect();
-                events.extend(self.detector.feed_output(&bytes));
-                events
-            }
+            Tapped::Output(bytes) => return self.take_output(&bytes, now),
             Tapped::Input { bytes, human } => {
                 if human {
                     self.human_inputs += 1;
@@ -542,6 +543,26 @@ impl<S: Spool> TapModel<S> {
         out
     }
 
+    /// Takes output the child wrote, as [`TapModel::take`] takes [`Tapped::Output`], from a
+    /// buffer the caller keeps (to use again: `crate::handover::Handover::give_back`).
+    pub fn take_output(&mut self, bytes: &[u8], now: Now) -> Vec<TapOutput> {
+        self.now_ms = now.unix_ms;
+        let mut out = Vec::new();
+        self.output_at = Some(now.instant);
+        self.run.add(bytes.len(), now.instant);
+        self.push_spool(bytes, &mut out);
+        // Whether it moved the screen is judged once it is rendered (caught_up).
+        self.unjudged_output = Some(now.instant);
+        self.unjudged_since.get_or_insert(now.instant);
+        // Under a flood the detector skims the lines while no turn runs, and judges those it
+        // left at its end once it is over.
+        let mut events: Vec<Event> = self.detector.flood(self.run.flood()).collect();
+        events.extend(self.detector.feed_output(bytes));
+        self.take_events(events, now, &mut out);
+        self.forward_terminal_replies(&mut out);
+        out
+    }
+
     /// The tap has taken everything it was given: output quiet for [`QUIET`] is judged, the
     /// spool written, the progress reported if it changed, and, once output paused for
     /// [`RENDER_AFTER`] ([`FLOOD_PAUSE`] after a flood while no turn records), a step of the
@@ -586,11 +607,21 @@ impl<S: Spool> TapModel<S> {
         {
             self.retry_answer(now, &mut out);
         }
-        // Readers of the spool see everything so far. The screen renders in steps while
-        // nothing else waits, once output has paused (a flood is rendered once it is over, and
-        // what a read needs is rendered by that read).
-        self.flush_spool(&mut out);
-        self.report_progress(&mut out);
+        // Readers of the spool see everything so far (under a flood, what came until the last
+        // report, `FLOOD_REPORTS` ago at most). The screen renders in steps while nothing else
+        // waits, once output has paused (a flood is rendered once it is over, and what a read
+        // needs is rendered by that read).
+        let flooding = flood && self.run.on(now.instant);
+        let next_report = self
+            .flood_reported_at
+            .filter(|_| flooding)
+            .map(|at| at + FLOOD_REPORTS)
+            .filter(|at| *at > now.instant);
+        if next_report.is_none() {
+            self.flush_spool(&mut out);
+            self.report_progress(&mut out);
+            self.flood_reported_at = flooding.then_some(now.instant);
+        }
         let pause = if flood && !self.detector.screen_recording() {
             FLOOD_PAUSE
         } else {
@@ -610,10 +641,17 @@ impl<S: Spool> TapModel<S> {
             None
         } else {
             let held = self.answering.as_ref().and_then(|a| a.held_until);
-            [self.settle_at, render_at, judge_at, self.quiet_at, held]
-                .into_iter()
-                .flatten()
-                .min()
+            [
+                self.settle_at,
+                render_at,
+                judge_at,
+                self.quiet_at,
+                held,
+                next_report,
+            ]
+            .into_iter()
+            .flatten()
+            .min()
         };
         Idle {
             outputs: out,
@@ -676,6 +714,11 @@ impl<S: Spool> TapModel<S> {
     }
 
     fn push_spool(&mut self, bytes: &[u8], out: &mut Vec<TapOutput>) {
+        if self.pending.is_empty() && bytes.len() >= SPOOL_BATCH / 2 {
+            // Big enough for a write of its own (a flood's batch): not copied to be batched.
+            self.append_spool(bytes, out);
+            return;
+        }
         self.pending.extend_from_slice(bytes);
         if self.pending.len() >= SPOOL_BATCH {
             self.flush_spool(out);
@@ -686,13 +729,20 @@ impl<S: Spool> TapModel<S> {
         if self.pending.is_empty() {
             return;
         }
-        if let Err(e) = self.spool.append(&self.pending)
+        let pending = std::mem::take(&mut self.pending);
+        self.append_spool(&pending, out);
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// Appends to the spool; a failure is reported once.
+    fn append_spool(&mut self, bytes: &[u8], out: &mut Vec<TapOutput>) {
+        if let Err(e) = self.spool.append(bytes)
             && !self.spool_failed
         {
             self.spool_failed = true;
             out.push(TapOutput::SpoolFailed(e.to_string()));
         }
-        self.pending.clear();
     }
 
     /// Hands the loop what a terminal would have answered the queries rendered since.
@@ -1443,6 +1493,54 @@ mod tests {
             (ended[0].input.as_str(), ended[0].text()),
             ("6*7", "42".into())
         );
+    }
+
+    #[test]
+    fn under_a_flood_the_spool_is_written_and_reported_at_most_every_flood_reports() {
+        let clock = Clock::new();
+        let spool = Memory::default();
+        let mut tap = model("generic", AgentHooks::Off, spool.clone());
+        let line = b"lorem ipsum dolor sit amet, consectetur adipiscing elit\r\n";
+        let chunk: Vec<u8> = line.iter().copied().cycle().take(8 * 1024).collect();
+        // 8 KiB a millisecond, caught up after each: a flood once past `FLOOD_BYTES`.
+        // (when, the spool size reported)
+        let mut reports: Vec<(u64, u64)> = Vec::new();
+        let mut wake_at = None;
+        for ms in 0..300 {
+            tap.take(output(&chunk), clock.at(ms));
+            let idle = tap.caught_up(clock.at(ms));
+            wake_at = idle.wake_at;
+            for output in idle.outputs {
+                if let TapOutput::Progress(progress) = output {
+                    reports.push((ms, progress.spool_size));
+                }
+            }
+        }
+        let flood_from = FLOOD_BYTES / chunk.len() as u64 + 1;
+        let (before, during): (Vec<_>, Vec<_>) =
+            reports.into_iter().partition(|(ms, _)| *ms < flood_from);
+        assert_eq!(
+            before.len() as u64,
+            flood_from,
+            "one a chunk before the flood"
+        );
+        let every = FLOOD_REPORTS.as_millis() as u64;
+        for pair in during.windows(2) {
+            assert_eq!(pair[1].0 - pair[0].0, every, "{during:?}");
+        }
+        assert!(during.len() as u64 >= (300 - flood_from) / every);
+        // Once it paused, the last of it is reported when the next report is due.
+        let (last_report, _) = during.last().copied().expect("reports");
+        let due = clock.at(last_report + every);
+        assert_eq!(wake_at, Some(due.instant));
+        let idle = tap.caught_up(due);
+        let total = 300 * chunk.len() as u64;
+        assert!(
+            idle.outputs
+                .iter()
+                .any(|o| matches!(o, TapOutput::Progress(p) if p.spool_size == total))
+        );
+        assert_eq!(spool.size(), total);
     }
 
     #[test]
