@@ -44,6 +44,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// How much of the child's output is read in one go before the loop looks at its other sources
 /// (the terminal's keys, attached clients, signals, the broker) again.
 const READ_BUDGET: usize = 256 * 1024;
+/// The least room a read of the child's output is given: with less left in the buffer, what it
+/// holds goes to the terminal first (a PTY hands over at most about 4 KiB a read).
+const MIN_READ: usize = 4 * 1024;
 /// How long the child has to go after a SIGTERM is forwarded to it before the wrapper hangs up
 /// its terminal (CONTRACTS/PTY.md, "Signals"): an interactive shell ignores SIGTERM.
 const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -115,6 +118,7 @@ pub fn run(
         Arc::new(Waker::new(poll.registry(), INJECT).map_err(io("cannot create the event loop"))?);
     let (inject_tx, inject_rx) = std::sync::mpsc::channel();
     let (from_tap_tx, from_tap_rx) = std::sync::mpsc::channel();
+    let (spares_tx, spares_rx) = std::sync::mpsc::channel();
     let broker = if options.no_broker {
         None
     } else {
@@ -246,6 +250,7 @@ pub fn run(
     let to_loop = ToLoop {
         tx: from_tap_tx,
         waker,
+        spares: spares_tx,
     };
     let tap = Tap::start(detector, spool, events.clone(), to_loop, wired_agent)
         .map_err(io("cannot start the session"))?;
@@ -265,6 +270,7 @@ pub fn run(
         injected: inject_rx,
         human_inputs: 0,
         from_tap: from_tap_rx,
+        spares: spares_rx,
         handover: Handover::new(Instant::now()),
         output_pending: false,
         pending_input: VecDeque::new(),
@@ -274,6 +280,9 @@ pub fn run(
         guard,
     };
     let status = session.pump(&mut child, &signals);
+    if session.terminal {
+        let_go_of_stdout();
+    }
     session.flush_tap();
     let Session {
         tap,
@@ -296,6 +305,15 @@ pub fn run(
     events.send(SessionEvent::Ended(status.as_ref().ok().copied()));
     let _ = sink_thread.join();
     status
+}
+
+/// The child's output is all written: fd 1 becomes `/dev/null`, so that whoever reads a piped
+/// session's output sees its end now, not once the tap caught up, the spool was put away and
+/// the broker told (about 10 ms after a 64 MiB flood). Nothing is printed to it after.
+fn let_go_of_stdout() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
 }
 
 /// What `--detached` does before anything else: a session of its own (no controlling terminal,
@@ -380,6 +398,8 @@ struct Session {
     /// Screens the tap rendered for attached clients and a terminal's answers to the program,
     /// announced by the same waker.
     from_tap: std::sync::mpsc::Receiver<FromTap>,
+    /// The flood buffers the tap took and gives back, for the hand-over to fill again.
+    spares: std::sync::mpsc::Receiver<Vec<u8>>,
     /// Output not yet handed to the tap (one hand-over, and one wake-up of its thread, per
     /// batch), and when it goes (`clippy_wrapper::handover`).
     handover: Handover,
@@ -572,46 +592,70 @@ impl Session {
     /// A read that finds the line discipline empty waits for what the kernel is still moving
     /// there, so reading on takes the child's output in the largest pieces the PTY gives;
     /// going back to `epoll_wait` after each read woke the loop for every piece (issue 29).
+    /// The pieces read on go to the user's terminal together, in one write per `buf`ful (or
+    /// when the reading stops), not one per piece of about 4 KiB: under a flood that is a
+    /// sixteenth of the writes, and of the wake-ups of whatever reads the terminal (issue 29).
     /// `false` once the child side is closed (or, when draining, nothing more is there).
     fn read_child(&mut self, buf: &mut [u8]) -> Result<bool, SessionError> {
         self.output_pending = false;
+        while let Ok(spare) = self.spares.try_recv() {
+            self.handover.give_back(spare);
+        }
         let mut read = 0;
-        loop {
-            let n = match (&self.master).read(buf) {
-                Ok(0) => return Ok(false),
+        // `buf[..unwritten]`: read, and not written to the user's terminal yet.
+        let mut unwritten = 0;
+        let open = loop {
+            if buf.len() - unwritten < MIN_READ {
+                self.to_terminal(&buf[..unwritten])?;
+                unwritten = 0;
+            }
+            let n = match (&self.master).read(&mut buf[unwritten..]) {
+                Ok(0) => break false,
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break true,
                 // EIO: the last process holding the slave went away.
-                Err(e) if e.raw_os_error() == Some(nix::libc::EIO) => return Ok(false),
+                Err(e) if e.raw_os_error() == Some(nix::libc::EIO) => break false,
                 Err(e) => {
+                    self.to_terminal(&buf[..unwritten])?;
                     return Err(SessionError::Io {
                         context: "cannot read from the PTY",
                         source: e,
                     });
                 }
             };
-            let bytes = &buf[..n];
-            // The user's terminal first, unmodified; then the attached ones, after the tap's
-            // copy: a screen one of them asks for now (it skipped output) shows these bytes.
-            if self.terminal {
-                write_all(std::io::stdout().as_fd(), bytes)
-                    .map_err(io("cannot write to the terminal"))?;
-            }
-            let full = self.handover.push(bytes);
+            let bytes = &buf[unwritten..unwritten + n];
+            // The attached terminals after the tap's copy: a screen one of them asks for now
+            // (it skipped output) shows these bytes.
+            let full = self.handover.push(bytes, Instant::now());
             if let Some(attach) = &mut self.attach {
                 let actions = attach.output(bytes, self.poll.registry());
                 self.apply(actions)?;
             }
+            unwritten += n;
             if full {
+                // The user's terminal gets output before the tap does.
+                self.to_terminal(&buf[..unwritten])?;
+                unwritten = 0;
                 self.flush_tap();
             }
             read += n;
             if read >= READ_BUDGET {
                 self.output_pending = true;
-                return Ok(true);
+                break true;
             }
+        };
+        self.to_terminal(&buf[..unwritten])?;
+        Ok(open)
+    }
+
+    /// Writes the child's output to the user's terminal, unmodified (nothing when detached).
+    fn to_terminal(&self, bytes: &[u8]) -> Result<(), SessionError> {
+        if self.terminal && !bytes.is_empty() {
+            write_all(std::io::stdout().as_fd(), bytes)
+                .map_err(io("cannot write to the terminal"))?;
         }
+        Ok(())
     }
 
     /// Reads the user's input and sends it to the child. `false` at end of input.

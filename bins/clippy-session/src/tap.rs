@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use clippy_spool::SpoolWriter;
 use clippy_turn::TurnDetector;
+use clippy_wrapper::handover::FLOOD_BATCH;
 use clippy_wrapper::tap::{Now, Spool, TapModel, TapOutput};
 
 pub use clippy_wrapper::tap::Tapped;
@@ -53,10 +54,12 @@ pub enum FromTap {
     Type(Vec<u8>),
 }
 
-/// The tap's way back to the loop: a channel, and the loop's waker.
+/// The tap's way back to the loop: a channel, and the loop's waker; and the flood buffers it
+/// took, given back without waking the loop (`clippy_wrapper::handover`).
 pub struct ToLoop {
     pub tx: std::sync::mpsc::Sender<FromTap>,
     pub waker: std::sync::Arc<mio::Waker>,
+    pub spares: std::sync::mpsc::Sender<Vec<u8>>,
 }
 
 impl ToLoop {
@@ -217,7 +220,16 @@ fn run(
             }
             Err(TryRecvError::Disconnected) => break,
         };
-        send(model.take(tapped, now()));
+        match tapped {
+            Tapped::Output(bytes) => {
+                send(model.take_output(&bytes, now()));
+                if bytes.capacity() >= FLOOD_BATCH {
+                    // A flood buffer, to fill again (gone only when the loop is).
+                    let _ = to_loop.spares.send(bytes);
+                }
+            }
+            tapped => send(model.take(tapped, now())),
+        }
     }
     let (spool, outputs) = model.finish();
     send(outputs);
