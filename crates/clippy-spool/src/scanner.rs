@@ -15,8 +15,8 @@
 //! has arrived: a pattern whose match can grow (`\d+`) may match a shorter run if the rest has
 //! not arrived yet — anchor or delimit such patterns (`\d+\n`).
 
+use clippy_lanes::{WINDOW, splat};
 use regex::bytes::Regex;
-use wide::i8x16;
 
 use crate::error::SpoolError;
 
@@ -210,9 +210,6 @@ fn copy_kept_prefix(from: &[u8], to: &mut [u8]) -> usize {
     from.len()
 }
 
-/// Bytes [`Scanner::strip_window`] classifies at once, one per bit of a `u64`.
-const WINDOW: usize = 64;
-
 /// Bit `i` alone.
 const fn bit(i: usize) -> u64 {
     1u64.wrapping_shl(i as u32) & if i < 64 { u64::MAX } else { 0 }
@@ -238,33 +235,23 @@ struct WindowMasks {
 }
 
 impl WindowMasks {
-    /// Classifies `window` ([`WINDOW`] bytes), sixteen bytes at a time in vector registers
-    /// (SSE2 on x86-64, NEON on aarch64, plain lanes elsewhere): each class is a comparison or
-    /// two on the bytes read as signed, where everything beyond ASCII is negative, and a mask
-    /// instruction gathers the sixteen lanes into sixteen bits.
+    /// Classifies `window` ([`WINDOW`] bytes) in vector registers (`clippy_lanes`).
     fn of(window: &[u8]) -> Self {
-        let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
-        let mut masks = Self {
-            dropped: 0,
-            escape: 0,
-            final_byte: 0,
-        };
-        for (index, sixteen) in window.chunks_exact(16).take(WINDOW / 16).enumerate() {
-            let mut bytes = [0u8; 16];
-            bytes.copy_from_slice(sixteen);
-            let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
+        let [dropped, escape, final_byte] = clippy_lanes::masks(window, |lanes| {
             // C0 controls (ASCII, so not negative, below 0x20) other than `\n` and `\t`; DEL.
             let control = lanes.simd_gt(splat(0xff)) & lanes.simd_lt(splat(0x20));
             let kept_control = lanes.simd_eq(splat(b'\n')) | lanes.simd_eq(splat(b'\t'));
-            let dropped = (control & !kept_control) | lanes.simd_eq(splat(0x7f));
-            let escape = lanes.simd_eq(splat(0x1b));
-            let final_byte = lanes.simd_gt(splat(0x3f)) & lanes.simd_lt(splat(0x7f));
-            let shift = 16 * index;
-            masks.dropped |= u64::from(dropped.to_bitmask()) << shift;
-            masks.escape |= u64::from(escape.to_bitmask()) << shift;
-            masks.final_byte |= u64::from(final_byte.to_bitmask()) << shift;
+            [
+                (control & !kept_control) | lanes.simd_eq(splat(0x7f)),
+                lanes.simd_eq(splat(0x1b)),
+                lanes.simd_gt(splat(0x3f)) & lanes.simd_lt(splat(0x7f)),
+            ]
+        });
+        Self {
+            dropped,
+            escape,
+            final_byte,
         }
-        masks
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::dir::{FILE_MODE, SpoolDir};
 use crate::error::SpoolError;
 
-use wide::i8x16;
+use clippy_lanes::{WINDOW, splat};
 
 /// How many removed line-ending bytes [`SpoolWriter::spool_offset_of`] remembers (the bound on
 /// its memory: 8 bytes each, 2 MiB at most). See [`SpoolWriter::window_start`].
@@ -430,30 +430,14 @@ impl Drop for SpoolWriter {
     }
 }
 
-/// Bytes [`crlf_starts`] classifies at once, one per bit of a `u64`.
-const WINDOW: usize = 64;
-
 /// Bit `i` set where byte `i` of `window` (up to [`WINDOW`] bytes) is a CR whose next byte is
-/// an LF (`after`: the byte after the window). Sixteen bytes at a time in vector registers
-/// (`wide`), so that a line's CR LF is found without a search of its own: lines of 60-odd
-/// bytes made the search's cost per call most of the spool's.
+/// an LF (`after`: the byte after the window). Classified in vector registers
+/// (`clippy_lanes`), so that a line's CR LF is found without a search of its own: lines of
+/// 60-odd bytes made the search's cost per call most of the spool's.
 fn crlf_starts(window: &[u8], after: Option<u8>) -> u64 {
-    let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
-    let (mut cr, mut lf) = (0u64, 0u64);
-    let sixteens = window.chunks_exact(16);
-    let rest = sixteens.remainder();
-    for (index, sixteen) in sixteens.enumerate() {
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(sixteen);
-        let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
-        cr |= u64::from(lanes.simd_eq(splat(b'\r')).to_bitmask()) << (16 * index);
-        lf |= u64::from(lanes.simd_eq(splat(b'\n')).to_bitmask()) << (16 * index);
-    }
-    let start = window.len() - rest.len();
-    for (index, &byte) in rest.iter().enumerate() {
-        cr |= u64::from(byte == b'\r') << (start + index);
-        lf |= u64::from(byte == b'\n') << (start + index);
-    }
+    let [cr, lf] = clippy_lanes::masks(window, |lanes| {
+        [lanes.simd_eq(splat(b'\r')), lanes.simd_eq(splat(b'\n'))]
+    });
     if cr == 0 {
         return 0;
     }

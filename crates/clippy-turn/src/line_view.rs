@@ -12,7 +12,8 @@
 //! [`MAX_OSC_BYTES`] are abandoned and skipped, so memory stays bounded whatever the stream.
 
 use std::fmt::Write as _;
-use wide::i8x16;
+
+use clippy_lanes::{WINDOW, splat};
 
 /// OSC payloads longer than this are skipped unparsed (titles and marks are far shorter).
 pub(crate) const MAX_OSC_BYTES: usize = 8 * 1024;
@@ -601,15 +602,11 @@ const fn refused_after_escape(byte: u8) -> bool {
     matches!(byte, b']' | b'P' | b'X' | b'^' | b'_') || byte < 0x20 || byte > 0x7e
 }
 
-/// Bytes [`refused_escape`] classifies at once, one per bit of a `u64`.
-const WINDOW: usize = 64;
-
 /// Whether an escape sequence in `bytes` is one [`only_lines`] refuses ([`escape_kind`]); one
 /// the end of `bytes` leaves open is not. Every ESC is looked at, without a search per ESC (in
 /// coloured output one comes every few bytes, and a search afresh for each cost more than the
-/// scan): a [`WINDOW`] of bytes is classified at once, sixteen at a time in vector registers
-/// (`wide`: SSE2 on x86-64, NEON on aarch64), and a bit mask per class says where each ESC's
-/// next bytes refuse it.
+/// scan): a [`WINDOW`] of bytes is classified at once in vector registers (`clippy_lanes`),
+/// and a bit mask per class says where each ESC's next bytes refuse it.
 fn refused_escape(bytes: &[u8]) -> bool {
     // ESCs at the end of the last window, for the next one: the last byte's, and the last
     // byte's when it is a `[` after an ESC.
@@ -633,8 +630,8 @@ fn refused_escape(bytes: &[u8]) -> bool {
     false
 }
 
-/// A window of up to [`WINDOW`] bytes classified for [`refused_escape`]: bit `i` of each mask for
-/// byte `i`.
+/// A window of up to [`WINDOW`] bytes classified for [`refused_escape`] (`clippy_lanes`): bit
+/// `i` of each mask for byte `i`.
 struct WindowMasks {
     escape: u64,
     /// Bytes [`refused_after_escape`].
@@ -645,43 +642,27 @@ struct WindowMasks {
 
 impl WindowMasks {
     fn of(window: &[u8]) -> Self {
-        let splat = |byte: u8| i8x16::splat(i8::from_ne_bytes([byte]));
-        let mut masks = Self {
-            escape: 0,
-            refused: 0,
-            bracket: 0,
-            question: 0,
-        };
-        let sixteens = window.chunks_exact(16);
-        let rest = sixteens.remainder();
-        for (index, sixteen) in sixteens.enumerate() {
-            let mut bytes = [0u8; 16];
-            bytes.copy_from_slice(sixteen);
-            let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
-            // Read as signed, every byte beyond ASCII is negative: below 0x20 takes them in.
-            let refused = lanes.simd_lt(splat(0x20))
-                | lanes.simd_eq(splat(0x7f))
-                | lanes.simd_eq(splat(b']'))
-                | lanes.simd_eq(splat(b'P'))
-                | lanes.simd_eq(splat(b'X'))
-                | lanes.simd_eq(splat(b'^'))
-                | lanes.simd_eq(splat(b'_'));
-            let shift = 16 * index;
-            masks.escape |= u64::from(lanes.simd_eq(splat(0x1b)).to_bitmask()) << shift;
-            masks.refused |= u64::from(refused.to_bitmask()) << shift;
-            masks.bracket |= u64::from(lanes.simd_eq(splat(b'[')).to_bitmask()) << shift;
-            masks.question |= u64::from(lanes.simd_eq(splat(b'?')).to_bitmask()) << shift;
+        let [escape, refused, bracket, question] = clippy_lanes::masks(window, |lanes| {
+            [
+                lanes.simd_eq(splat(0x1b)),
+                // Read as signed, every byte beyond ASCII is negative: below 0x20 takes them in.
+                lanes.simd_lt(splat(0x20))
+                    | lanes.simd_eq(splat(0x7f))
+                    | lanes.simd_eq(splat(b']'))
+                    | lanes.simd_eq(splat(b'P'))
+                    | lanes.simd_eq(splat(b'X'))
+                    | lanes.simd_eq(splat(b'^'))
+                    | lanes.simd_eq(splat(b'_')),
+                lanes.simd_eq(splat(b'[')),
+                lanes.simd_eq(splat(b'?')),
+            ]
+        });
+        Self {
+            escape,
+            refused,
+            bracket,
+            question,
         }
-        let start = window.len() - rest.len();
-        for (index, &byte) in rest.iter().enumerate() {
-            let bit = 1u64 << (start + index);
-            let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
-            set(&mut masks.escape, byte == 0x1b);
-            set(&mut masks.refused, refused_after_escape(byte));
-            set(&mut masks.bracket, byte == b'[');
-            set(&mut masks.question, byte == b'?');
-        }
-        masks
     }
 }
 
