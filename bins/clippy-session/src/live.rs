@@ -628,15 +628,19 @@ impl Session {
             // The attached terminals after the tap's copy: a screen one of them asks for now
             // (it skipped output) shows these bytes.
             let full = self.handover.push(bytes, Instant::now());
-            if let Some(attach) = &mut self.attach {
-                let actions = attach.output(bytes, self.poll.registry());
-                self.apply(actions)?;
-            }
+            let actions = match &mut self.attach {
+                Some(attach) => attach.output(bytes, self.poll.registry()),
+                None => Vec::new(),
+            };
             unwritten += n;
-            if full {
-                // The user's terminal gets output before the tap does.
+            // The user's terminal gets output before the tap does (what the attached clients'
+            // actions do may hand it over).
+            if full || !actions.is_empty() {
                 self.to_terminal(&buf[..unwritten])?;
                 unwritten = 0;
+            }
+            self.apply(actions)?;
+            if full {
                 self.flush_tap();
             }
             read += n;
