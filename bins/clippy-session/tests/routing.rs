@@ -1196,6 +1196,11 @@ fn a_late_follower_catches_up_on_thousands_of_events_and_is_told_what_the_histor
     let mut alpha = fx.agent("alpha", &[]);
     alpha.say("one");
     alpha.wait_turns(1);
+    // The turn log is written before the turn goes to the broker: the captures need it there.
+    let first = alpha.turn_id(1);
+    fx.wait_event("alpha's turn at the broker", |e| {
+        e["type"] == "turn.completed" && e["turn_id"] == first.as_str()
+    });
 
     // 3000 events, all kept (the history holds 4096): --since 0 gets every one, in order,
     // however fast they come — the replay is fed as the follower reads, not dumped at once.
