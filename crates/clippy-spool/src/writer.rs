@@ -7,10 +7,10 @@ use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use clippy_lanes::{WINDOW, splat};
+
 use crate::dir::{FILE_MODE, SpoolDir};
 use crate::error::SpoolError;
-
-use clippy_lanes::{WINDOW, splat};
 
 /// How many removed line-ending bytes [`SpoolWriter::spool_offset_of`] remembers (the bound on
 /// its memory: 8 bytes each, 2 MiB at most). See [`SpoolWriter::window_start`].
