@@ -40,32 +40,28 @@ pub fn splat(byte: u8) -> i8x16 {
 pub fn masks<const N: usize>(window: &[u8], classify: impl Fn(i8x16) -> [i8x16; N]) -> [u64; N] {
     let window = &window[..window.len().min(WINDOW)];
     let mut masks = [0; N];
+    // Sixteen bytes at `start`, of which the first `len` are the window's.
+    let mut add = |bytes: [u8; 16], len: usize, start: usize| {
+        let lanes = i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])));
+        let present = u64::MAX >> (64 - len);
+        for (mask, class) in masks.iter_mut().zip(classify(lanes)) {
+            *mask |= (u64::from(class.to_bitmask()) & present) << start;
+        }
+    };
     let sixteens = window.chunks_exact(16);
     let rest = sixteens.remainder();
     for (index, sixteen) in sixteens.enumerate() {
         let mut bytes = [0u8; 16];
         bytes.copy_from_slice(sixteen);
-        for (mask, class) in masks.iter_mut().zip(classify(lanes_of(bytes))) {
-            *mask |= u64::from(class.to_bitmask()) << (16 * index);
-        }
+        add(bytes, 16, 16 * index);
     }
     if !rest.is_empty() {
         // The last few bytes, in lanes of their own; the lanes past them are no bytes.
         let mut bytes = [0u8; 16];
         bytes[..rest.len()].copy_from_slice(rest);
-        let present = (1u64 << rest.len()) - 1;
-        let start = window.len() - rest.len();
-        for (mask, class) in masks.iter_mut().zip(classify(lanes_of(bytes))) {
-            *mask |= (u64::from(class.to_bitmask()) & present) << start;
-        }
+        add(bytes, rest.len(), window.len() - rest.len());
     }
     masks
-}
-
-/// Sixteen bytes in lanes, read as signed.
-#[inline]
-fn lanes_of(bytes: [u8; 16]) -> i8x16 {
-    i8x16::new(bytes.map(|byte| i8::from_ne_bytes([byte])))
 }
 
 #[cfg(test)]
