@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use clippy_spool::SpoolWriter;
 use clippy_turn::TurnDetector;
-use clippy_wrapper::handover::FLOOD_BATCH;
+use clippy_wrapper::handover::is_flood_buffer;
 use clippy_wrapper::tap::{Now, Spool, TapModel, TapOutput};
 
 pub use clippy_wrapper::tap::Tapped;
@@ -223,7 +223,7 @@ fn run(
         match tapped {
             Tapped::Output(bytes) => {
                 send(model.take_output(&bytes, now()));
-                if bytes.capacity() >= FLOOD_BATCH {
+                if is_flood_buffer(&bytes) {
                     // A flood buffer, to fill again (gone only when the loop is).
                     let _ = to_loop.spares.send(bytes);
                 }

@@ -28,6 +28,13 @@ pub const FLOOD_INTERVAL: Duration = Duration::from_millis(5);
 /// The buffers of [`FLOOD_BATCH`] the loop uses, in its hands or the tap's.
 pub const FLOOD_BUFFERS: usize = 4;
 
+/// Whether a batch the loop handed over is in one of its flood buffers, which the tap gives back
+/// ([`Handover::give_back`]) once it took it.
+#[must_use]
+pub fn is_flood_buffer(batch: &Vec<u8>) -> bool {
+    batch.capacity() >= FLOOD_BATCH
+}
+
 /// The output read and not handed to the tap yet, and when output was last handed over.
 ///
 /// ```
@@ -100,7 +107,7 @@ impl Handover {
 
     /// Whether the batch waiting is a flood's (in a flood buffer).
     fn flood_batch(&self) -> bool {
-        self.pending.capacity() >= FLOOD_BATCH
+        is_flood_buffer(&self.pending)
     }
 
     fn batch(&self) -> usize {
@@ -130,7 +137,7 @@ impl Handover {
     /// A batch the tap is done with: a flood buffer is kept to be filled again while the flood
     /// goes on, and freed after it.
     pub fn give_back(&mut self, mut buffer: Vec<u8>) {
-        if buffer.capacity() < FLOOD_BATCH {
+        if !is_flood_buffer(&buffer) {
             return;
         }
         if self.run.flood() && self.spares.len() < FLOOD_BUFFERS {
