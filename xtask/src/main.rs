@@ -297,8 +297,6 @@ fn fuzz(secs: u64, required: bool) -> Result {
     Ok(())
 }
 
-/// The criterion bench (with `extra` as its arguments), then the wrapper and broker benches
-/// (which take none); then the three tables.
 /// The benches that write a table of their own, and its file in `target/`.
 const BENCH_TABLES: [(&str, &str); 9] = [
     ("wrapper", "wrapper-bench.md"),
@@ -312,6 +310,8 @@ const BENCH_TABLES: [(&str, &str); 9] = [
     ("dash", "dash-bench.md"),
 ];
 
+/// The criterion bench (with `extra` as its arguments), then the benches of [`BENCH_TABLES`]
+/// (which take none); then their tables.
 fn bench(extra: &[String]) -> Result {
     let root = root();
     let mut cmd = cargo(
