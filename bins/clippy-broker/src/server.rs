@@ -37,7 +37,9 @@ use crate::error::BrokerError;
 use crate::history::{self, HistoryOutput};
 use crate::log::{Level, Logger};
 use crate::startup::remove_socket;
-use clippy_broker_core::{Action, ConnId, Delivery, HistoryJob, HistoryRecord, State};
+use clippy_broker_core::{
+    Action, ConnId, Delivery, HistoryBatch, HistoryJob, HistoryRecord, State,
+};
 
 const LISTENER: Token = Token(0);
 const SIGNALS: Token = Token(1);
@@ -148,6 +150,8 @@ pub struct Server {
     done: mpsc::Receiver<FileDone>,
     /// The history store's thread, when the broker keeps history.
     history: Option<mpsc::Sender<HistoryJob>>,
+    /// The history jobs held before they go to its thread together.
+    history_batch: HistoryBatch,
     history_done: mpsc::Receiver<HistoryOutput>,
     /// The clipboard owner's thread, started on the first clipboard delivery.
     clipboard: crate::clipboard::ClipboardOwner,
@@ -234,6 +238,7 @@ impl Server {
             jobs: Some(jobs),
             done,
             history,
+            history_batch: HistoryBatch::default(),
             history_done,
             clipboard,
             conns: HashMap::new(),
@@ -310,6 +315,9 @@ impl Server {
             }
             let expired = self.state.expire(now);
             self.apply(expired);
+            if self.history_batch.is_due(now) {
+                self.hand_over_history();
+            }
             if self.state.has_scan_work() {
                 let scanned = self.state.continue_scans();
                 self.apply(scanned);
@@ -329,10 +337,11 @@ impl Server {
             .filter_map(|c| c.draining)
             .min()
             .map(|deadline| deadline.saturating_duration_since(now));
-        let wait = self
-            .state
-            .next_deadline()
-            .map(|deadline| Duration::from_millis(deadline.saturating_sub(self.now_ms())));
+        let now_ms = self.now_ms();
+        let wait = (self.state.next_deadline().into_iter())
+            .chain(self.history_batch.due_at())
+            .min()
+            .map(|deadline| Duration::from_millis(deadline.saturating_sub(now_ms)));
         drain.into_iter().chain(wait).min()
     }
 
@@ -868,25 +877,45 @@ impl Server {
         }
     }
 
-    /// Hands `job` to the history thread; if that thread is gone, answers what waits on it
-    /// (turns are acknowledged, queries refused) so nothing hangs. What is queued is bounded by
-    /// the state machine (`clippy_broker_core`), which holds turns while the store is behind.
+    /// Holds `job` for the history thread (see `HistoryBatch`), or hands the batch over now.
+    /// What is queued is bounded by the state machine (`clippy_broker_core`), which holds turns
+    /// while the store is behind.
     fn history_job(&mut self, job: HistoryJob, queue: &mut VecDeque<Action>) {
-        let job = match &self.history {
-            Some(jobs) => match jobs.send(job) {
-                Ok(()) => return,
-                Err(mpsc::SendError(job)) => {
-                    self.log.log(
-                        Level::Error,
-                        "the history thread is gone: history is not stored any more",
-                    );
-                    self.history = None;
-                    queue.extend(self.state.history_gone());
-                    job
-                }
-            },
-            None => job,
-        };
+        if self.history.is_none() {
+            self.without_history(job, queue);
+        } else if self.history_batch.push(job, self.now_ms()) {
+            self.hand_over_history_with(queue);
+        }
+    }
+
+    /// Hands the history jobs held to the history thread.
+    fn hand_over_history(&mut self) {
+        let mut queue = VecDeque::new();
+        self.hand_over_history_with(&mut queue);
+        self.apply(queue.into());
+    }
+
+    fn hand_over_history_with(&mut self, queue: &mut VecDeque<Action>) {
+        for job in self.history_batch.take() {
+            let Some(jobs) = &self.history else {
+                self.without_history(job, queue);
+                continue;
+            };
+            if let Err(mpsc::SendError(job)) = jobs.send(job) {
+                self.log.log(
+                    Level::Error,
+                    "the history thread is gone: history is not stored any more",
+                );
+                self.history = None;
+                queue.extend(self.state.history_gone());
+                self.without_history(job, queue);
+            }
+        }
+    }
+
+    /// Answers what waits on a history job that no thread takes (turns are acknowledged,
+    /// queries refused), so nothing hangs.
+    fn without_history(&mut self, job: HistoryJob, queue: &mut VecDeque<Action>) {
         match job {
             HistoryJob::Record(HistoryRecord::Turn {
                 ack: Some((conn, reply)),
@@ -965,6 +994,8 @@ impl Server {
                 }
             }
         }
+        // What is held goes to the history thread, which journals it before it ends.
+        self.hand_over_history();
         self.jobs = None;
         self.log.log(Level::Info, "stopped");
     }

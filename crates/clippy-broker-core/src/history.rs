@@ -122,6 +122,81 @@ pub enum HistoryJob {
     },
 }
 
+/// How long the event loop holds [`HistoryJob`]s at most (the state's clock, ms) before it hands
+/// them to the history thread together: one wake of that thread, and of the loop for what it
+/// sends back, per batch rather than per record. A `capture` records an event: handed over one
+/// by one, the wakes cost each small request's round trip as much again on a 2-CPU machine.
+pub const BATCH_MS: u64 = 5;
+/// Records held weighing this much ([`weight`]) go at once, whatever the time.
+pub const BATCH_WEIGHT: usize = 1024 * 1024;
+
+/// The [`HistoryJob`]s the event loop holds before handing them over (at most [`BATCH_MS`]; a
+/// query, or records of [`BATCH_WEIGHT`], at once), in order.
+///
+/// ```
+/// use clippy_broker_core::{HistoryBatch, HistoryJob, HistoryRecord};
+///
+/// let record = HistoryRecord::SessionEnded {
+///     session: "s1".into(),
+///     ended_at: 1_000,
+///     exit_code: Some(0),
+///     signal: None,
+/// };
+/// let mut batch = HistoryBatch::default();
+/// assert!(!batch.push(HistoryJob::Record(record), 1_000), "a record waits");
+/// assert_eq!(batch.due_at(), Some(1_005));
+/// assert!(!batch.is_due(1_004));
+/// assert!(batch.is_due(1_005));
+/// assert_eq!(batch.take().len(), 1);
+/// assert_eq!(batch.due_at(), None, "nothing held");
+/// ```
+#[derive(Debug, Default)]
+pub struct Batch {
+    jobs: Vec<HistoryJob>,
+    /// When the first job held came.
+    since: Option<u64>,
+    /// What the records held weigh.
+    weight: usize,
+}
+
+impl Batch {
+    /// Holds `job`, which came at `now_ms`: `true` when the batch should go at once — for a query
+    /// (someone waits for its answer, which comes after every record before it) or once the
+    /// records held weigh [`BATCH_WEIGHT`].
+    pub fn push(&mut self, job: HistoryJob, now_ms: u64) -> bool {
+        self.since.get_or_insert(now_ms);
+        let now = match &job {
+            HistoryJob::Record(record) => {
+                self.weight += weight(record);
+                self.weight >= BATCH_WEIGHT
+            }
+            HistoryJob::Ack(..) => false,
+            HistoryJob::Query { .. } => true,
+        };
+        self.jobs.push(job);
+        now
+    }
+
+    /// When what is held should go (`None`: nothing is held).
+    #[must_use]
+    pub fn due_at(&self) -> Option<u64> {
+        self.since.map(|since| since.saturating_add(BATCH_MS))
+    }
+
+    /// Whether what is held should go at `now_ms`.
+    #[must_use]
+    pub fn is_due(&self, now_ms: u64) -> bool {
+        self.due_at().is_some_and(|due| now_ms >= due)
+    }
+
+    /// Everything held, in order, to hand over now.
+    pub fn take(&mut self) -> Vec<HistoryJob> {
+        self.since = None;
+        self.weight = 0;
+        std::mem::take(&mut self.jobs)
+    }
+}
+
 /// Something to store.
 #[allow(clippy::large_enum_variant)] // as `HistoryJob`
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -749,6 +824,96 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    fn ended(session: &str) -> Record {
+        Record::SessionEnded {
+            session: session.into(),
+            ended_at: NOW,
+            exit_code: None,
+            signal: None,
+        }
+    }
+
+    fn turn_of(bytes: usize) -> Record {
+        let data = turn_data(1, &"x".repeat(bytes));
+        Record::Turn {
+            record: TurnRecord::new(
+                clippy_registry::TurnId::new("s01", 1).expect("id"),
+                0,
+                data.content,
+                data.text,
+            ),
+            ack: None,
+        }
+    }
+
+    #[test]
+    fn a_batch_holds_records_and_acknowledgements_for_its_time_in_order() {
+        let mut batch = Batch::default();
+        assert_eq!(batch.due_at(), None);
+        assert!(!batch.is_due(u64::MAX), "nothing held is never due");
+        assert!(!batch.push(HistoryJob::Record(ended("a")), 100));
+        let ack = Message::TurnRecorded {
+            id: 1,
+            turn_id: "s01:1".into(),
+        };
+        assert!(!batch.push(HistoryJob::Ack(ConnId(3), ack.clone()), 103));
+        assert!(!batch.push(HistoryJob::Record(ended("b")), 104));
+        assert_eq!(
+            batch.due_at(),
+            Some(100 + BATCH_MS),
+            "timed from the first job held"
+        );
+        assert!(!batch.is_due(100 + BATCH_MS - 1));
+        assert!(batch.is_due(100 + BATCH_MS));
+        assert_eq!(
+            batch.take(),
+            vec![
+                HistoryJob::Record(ended("a")),
+                HistoryJob::Ack(ConnId(3), ack),
+                HistoryJob::Record(ended("b")),
+            ]
+        );
+        assert_eq!(batch.due_at(), None);
+        assert!(!batch.push(HistoryJob::Record(ended("c")), 200));
+        assert_eq!(
+            batch.due_at(),
+            Some(200 + BATCH_MS),
+            "a new batch times anew"
+        );
+    }
+
+    #[test]
+    fn a_query_or_heavy_records_make_the_batch_go_at_once() {
+        let mut batch = Batch::default();
+        assert!(!batch.push(HistoryJob::Record(ended("a")), 100));
+        let query = HistoryJob::Query {
+            conn: ConnId(4),
+            id: 9,
+            query: Query::Status {
+                skipped: 0,
+                holding: false,
+            },
+        };
+        assert!(batch.push(query.clone(), 101), "someone waits for a query");
+        assert_eq!(batch.take(), vec![HistoryJob::Record(ended("a")), query]);
+
+        let turn = turn_of(BATCH_WEIGHT / 10);
+        let fill = BATCH_WEIGHT.div_ceil(weight(&turn));
+        assert!(fill > 2, "the test's turns fill a batch in a few");
+        for _ in 1..fill {
+            assert!(!batch.push(HistoryJob::Record(turn.clone()), 300));
+        }
+        assert!(
+            batch.push(HistoryJob::Record(turn.clone()), 300),
+            "this one fills it"
+        );
+        assert_eq!(batch.take().len(), fill);
+        assert!(
+            !batch.push(HistoryJob::Record(turn), 301),
+            "the weight counts anew"
+        );
+    }
+
     #[test]
     fn the_status_names_a_store_behind_and_records_left_out() {
         assert_eq!(backlog_problem(0, false), None);

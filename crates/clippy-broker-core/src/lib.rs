@@ -49,6 +49,7 @@ mod spool_ops;
 
 pub use events::event_passes;
 pub use history::{
+    BATCH_MS as HISTORY_BATCH_MS, BATCH_WEIGHT as HISTORY_BATCH_WEIGHT, Batch as HistoryBatch,
     HOLD_AT, HistoryJob, MAX_BACKLOG, Query as HistoryQuery, RELEASE_AT, RESEND_BUDGET,
     RESEND_PATIENCE_MS, Record as HistoryRecord, backlog_problem as history_backlog_problem,
     weight as history_weight,
