@@ -27,6 +27,10 @@
 //! 3. **One CPU**: the `capture` round trips again with this thread, the broker's event loop and
 //!    fresh bare servers pinned to one CPU, which takes the wake-up of an idle vCPU out of the
 //!    comparison (skipped with fewer than 2 CPUs, where there is nothing to take out).
+//! 4. **Two CPUs apart**: the same with this thread on one CPU and the broker's event loop and the
+//!    bare servers on another, so the broker and the bare servers pay the same cross-vCPU
+//!    wake-ups (the scheduler leaves the broker on the other vCPU and the bare servers on the
+//!    client's in part 1).
 //!
 //! Every series also records the CPU time and minor page faults of the server (the broker's
 //! event-loop thread, or the bare process) and of this thread, from `/proc`, around each round.
@@ -291,7 +295,9 @@ fn run() -> Result<(), Error> {
     let throughput = throughput(scratch.path(), broker, &big_turn, &big)?;
 
     eprintln!("broker bench: capture on one CPU ({PINNED_SAMPLES} samples per subject)");
-    let pinned = one_cpu(scratch.path(), broker)?;
+    let together = pinned(scratch.path(), broker, Placement::Together)?;
+    eprintln!("broker bench: capture on two CPUs apart ({PINNED_SAMPLES} samples per subject)");
+    let apart = pinned(scratch.path(), broker, Placement::Apart)?;
 
     drop(wrappers);
     let log = process.log();
@@ -301,7 +307,13 @@ fn run() -> Result<(), Error> {
     }
     drop(scratch);
 
-    let report = report(&latency, &throughput, pinned.as_ref(), started.elapsed());
+    let report = report(
+        &latency,
+        &throughput,
+        together.as_ref(),
+        apart.as_ref(),
+        started.elapsed(),
+    );
     write_report("broker bench", "broker-bench.md", &report)
 }
 
@@ -681,32 +693,57 @@ impl Drop for Unpin {
     }
 }
 
-/// `capture` round trips with this thread, the broker's event loop and fresh bare servers all
-/// on one CPU; `None` with fewer than 2 CPUs.
-fn one_cpu(dir: &Path, broker: Broker<'_>) -> Result<Option<Vec<Measured>>, Error> {
+/// Where [`pinned`] puts the servers: on the client's CPU, or each on another than the client's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// This thread, the broker's event loop and the bare servers on one CPU.
+    Together,
+    /// This thread on one CPU; the broker's event loop and the bare servers on another.
+    Apart,
+}
+
+/// `capture` round trips with this thread, the broker's event loop and fresh bare servers
+/// pinned as `placement` says; `None` with fewer than 2 CPUs.
+fn pinned(
+    dir: &Path,
+    broker: Broker<'_>,
+    placement: Placement,
+) -> Result<Option<Vec<Measured>>, Error> {
     let this = Pid::from_raw(0);
     let broker_pid = Pid::from_raw(i32::try_from(broker.pid)?);
     let allowed = sched_getaffinity(this)?;
     let cpus: Vec<usize> = (0..CpuSet::count())
         .filter(|&cpu| allowed.is_set(cpu).unwrap_or(false))
         .collect();
-    let Some(&cpu) = cpus.first().filter(|_| cpus.len() >= 2) else {
+    let (Some(&client_cpu), Some(&other_cpu)) = (cpus.first(), cpus.get(1)) else {
         return Ok(None);
+    };
+    let server_cpu = match placement {
+        Placement::Together => client_cpu,
+        Placement::Apart => other_cpu,
     };
     let _unpin = Unpin {
         this: allowed,
         broker: (broker_pid, sched_getaffinity(broker_pid)?),
     };
-    let mut one = CpuSet::new();
-    one.set(cpu)?;
-    sched_setaffinity(this, &one)?;
-    sched_setaffinity(broker_pid, &one)?;
+    let only = |cpu: usize| -> Result<CpuSet, Error> {
+        let mut set = CpuSet::new();
+        set.set(cpu)?;
+        Ok(set)
+    };
+    // The bare servers started below inherit this thread's CPU set: the servers' CPU first.
+    sched_setaffinity(this, &only(server_cpu)?)?;
+    sched_setaffinity(broker_pid, &only(server_cpu)?)?;
     let mut raw = RawConn::broker(broker.socket)?;
     let (frame, reply_len) = capture_frames(&mut raw)?;
     // Started now, the bare servers inherit this thread's CPU set; they answer the broker's
     // reply frame, as in the round trips above.
-    let [(t, mut bare_t), (p, mut bare_p), (e, mut bare_e)] =
-        bare_servers(dir, "pinned", &BareReply::Fixed(frame_of(raw.reply())))?;
+    let [(t, mut bare_t), (p, mut bare_p), (e, mut bare_e)] = bare_servers(
+        dir,
+        &format!("pinned-{placement:?}"),
+        &BareReply::Fixed(frame_of(raw.reply())),
+    )?;
+    sched_setaffinity(this, &only(client_cpu)?)?;
     let mut client = client(broker.socket)?;
     let sizes = (frame.len(), reply_len + HEADER_LEN);
     let mut series = vec![
@@ -830,6 +867,7 @@ fn report(
     latency: &[Measured],
     throughput: &[Measured],
     pinned: Option<&Vec<Measured>>,
+    apart: Option<&Vec<Measured>>,
     took: Duration,
 ) -> String {
     let mut out = String::from("# Broker benchmark\n\n");
@@ -879,6 +917,17 @@ fn report(
         );
         latency_table(&mut out, pinned);
     }
+    if let Some(apart) = apart {
+        let _ = writeln!(
+            out,
+            "\n### The same `capture`, on two CPUs apart\n\nThis thread pinned to one CPU, the \
+             broker's event loop and fresh bare servers to another, so every round trip wakes a \
+             thread on the other vCPU, the broker's and the bare servers' alike; \
+             {PINNED_SAMPLES} samples per subject after {PINNED_WARM_UP} warm-up, interleaved in \
+             rounds of {ROUND}.\n"
+        );
+        latency_table(&mut out, apart);
+    }
     if let (Some(bare), Some(epoll), Some(raw)) = (
         find(latency, Kind::BareThread),
         find(latency, Kind::BareEpoll),
@@ -922,6 +971,21 @@ fn report(
                 us(bare1.p(0.5)),
                 us(client1.p(0.99)) / us(bare1.p(0.99)),
                 cpu(raw1),
+            );
+        }
+        if let Some(apart) = apart
+            && let (Some(bare2), Some(client2)) = (
+                find(apart, Kind::BareThread),
+                find(apart, Kind::BrokerClient),
+            )
+        {
+            let _ = write!(
+                out,
+                " With the servers on the other CPU than this thread, all of them, `Client` p99 \
+                 is {:.1} µs against the bare thread's {:.1} µs ({:.2}×).",
+                us(client2.p(0.99)),
+                us(bare2.p(0.99)),
+                us(client2.p(0.99)) / us(bare2.p(0.99)),
             );
         }
         out.push('\n');
