@@ -450,8 +450,8 @@ fn report(
         let _ = writeln!(
             out,
             "| W over B (the baseline wrapper, as many runs): of the whole bench's best runs, of \
-             medians, per round \
-             median (min–max), CPU per run (medians) | {:.3}, {:.3}, {:.3} ({:.3}–{:.3}), {:.2} | — |",
+             medians, per round median (min–max), CPU per run (medians) | {:.3}, {:.3}, {:.3} \
+             ({:.3}–{:.3}), {:.2} | — |",
             best(w) / best(&rates[b]),
             median(w) / median(&rates[b]),
             median(&per_round),
