@@ -623,9 +623,6 @@ fn refused_escape(bytes: &[u8]) -> bool {
         }
         escape_before = masks.escape >> (WINDOW - 1);
         bracket_before = (after_escape & masks.bracket) >> (WINDOW - 1);
-        if window.len() < WINDOW {
-            break;
-        }
     }
     false
 }
