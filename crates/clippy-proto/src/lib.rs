@@ -32,7 +32,7 @@ mod payload;
 mod time;
 
 pub use client::{
-    Client, broker_program, socket_path, start_broker, start_broker_for, with_broker,
+    Client, REPLY_SPIN, broker_program, socket_path, start_broker, start_broker_for, with_broker,
 };
 pub use codec::{
     Frame, FrameDecoder, HEADER_LEN, MAX_FRAME, decode, encode, encode_frame, encode_into,
