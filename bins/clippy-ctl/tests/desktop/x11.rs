@@ -25,7 +25,7 @@ pub mod keysym {
 pub struct Display {
     /// `:N`, for `$DISPLAY`.
     pub name: String,
-    _wm: Proc,
+    wm: Proc,
     _server: Proc,
 }
 
@@ -61,16 +61,28 @@ impl Display {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.join("openbox.log")).unwrap());
         let wm = Proc::spawn("openbox", &mut command);
-        let display = Display {
+        let mut display = Display {
             name,
-            _wm: wm,
+            wm,
             _server: server,
         };
         wait_for("openbox to manage the screen", || {
             let out = display.tool(dir, "xprop", &["-root", "_NET_SUPPORTING_WM_CHECK"]);
-            String::from_utf8_lossy(&out)
-                .contains("window id")
-                .then_some(())
+            if String::from_utf8_lossy(&out).contains("window id") {
+                return Some(());
+            }
+            // A window manager that ended will never manage the screen: say so, with its log
+            // and the server's, rather than wait out the deadline.
+            if let Ok(Some(status)) = display.wm.child.try_wait() {
+                let log = |file: &str| String::from_utf8_lossy(&read(&dir.join(file))).into_owned();
+                panic!(
+                    "openbox ended ({status}) before managing the screen; openbox.log: {:?}; \
+                     xvfb.log: {:?}",
+                    log("openbox.log"),
+                    log("xvfb.log"),
+                );
+            }
+            None
         });
         display
     }
