@@ -809,9 +809,9 @@ fn per_round(baseline: &Measured, subject: &Measured) -> String {
 }
 
 /// The round-trip table of `rows`: percentiles, ratios to the bare thread and the bare
-/// `epoll_wait` process above each row, CPU time per request.
-/// The round trips' table; `held_to_target`: whether its `Client` rows are held to the target
-/// (part 1's are; the pinned parts' are not, their placement being forced).
+/// `epoll_wait` process above each row, CPU time per request. `held_to_target`: whether its
+/// `Client` rows are held to the target (part 1's are; the pinned parts' are not, their placement
+/// being forced).
 fn latency_table(out: &mut String, rows: &[Measured], held_to_target: bool) {
     out.push_str(
         "| subject | request B | reply B | p50 µs | p99 µs | max µs | p50 / bare thread | p99 / bare thread | p50 / bare epoll | p99 / bare epoll | server CPU µs/req | client CPU µs/req | server on client's CPU | target |\n\

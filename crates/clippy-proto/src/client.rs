@@ -231,8 +231,8 @@ impl Client {
         &self.stream
     }
 
-    /// Sends the request `make(id)` with a fresh id and waits for its reply. An `error` reply
-    /// becomes [`ProtoError::Broker`].
+    /// Sends the request `make(id)` with a fresh id and waits for its reply, polling for it for
+    /// [`REPLY_SPIN`] before it sleeps. An `error` reply becomes [`ProtoError::Broker`].
     pub fn request(&mut self, make: impl FnOnce(u32) -> Message) -> Result<Message, ProtoError> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
