@@ -289,20 +289,21 @@ impl Client {
             if let Some(payload) = self.decoder.next_payload()? {
                 return decode(payload);
             }
-            let read = if spin_until.is_some() {
-                self.decoder.read_from(&mut DontWait(&self.stream))
-            } else {
-                self.decoder.read_from(&mut self.stream)
+            let read = match *spin_until {
+                Some(until) => match self.decoder.read_from(&mut DontWait(&self.stream)) {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        if Instant::now() >= until {
+                            *spin_until = None;
+                        } else {
+                            std::thread::yield_now();
+                        }
+                        continue;
+                    }
+                    read => read,
+                },
+                None => self.decoder.read_from(&mut self.stream),
             };
             let n = match read {
-                Err(e) if e.kind() == ErrorKind::WouldBlock && spin_until.is_some() => {
-                    if spin_until.is_some_and(|until| Instant::now() >= until) {
-                        *spin_until = None;
-                    } else {
-                        std::thread::yield_now();
-                    }
-                    continue;
-                }
                 // A read with a timeout is not restarted after a signal (SIGSTOP then SIGCONT
                 // of a waiting `clippy-ctl`, say): read again.
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
