@@ -732,13 +732,14 @@ fn pinned(
         set.set(cpu)?;
         Ok(set)
     };
-    // The bare servers started below inherit this thread's CPU set: the servers' CPU first.
-    sched_setaffinity(this, &only(server_cpu)?)?;
-    sched_setaffinity(broker_pid, &only(server_cpu)?)?;
+    let servers = only(server_cpu)?;
+    sched_setaffinity(this, &servers)?;
+    sched_setaffinity(broker_pid, &servers)?;
     let mut raw = RawConn::broker(broker.socket)?;
     let (frame, reply_len) = capture_frames(&mut raw)?;
-    // Started now, the bare servers inherit this thread's CPU set; they answer the broker's
-    // reply frame, as in the round trips above.
+    // Started now, the bare servers inherit this thread's CPU set, the servers' (this thread
+    // moves to its own CPU after); they answer the broker's reply frame, as in the round trips
+    // above.
     let [(t, mut bare_t), (p, mut bare_p), (e, mut bare_e)] = bare_servers(
         dir,
         &format!("pinned-{placement:?}"),
