@@ -261,6 +261,8 @@ pub struct State {
     scan_queue: VecDeque<u64>,
     /// Reused buffer for spool reads.
     scratch: Vec<u8>,
+    /// The regexes of recent waits, compiled once for the waits that repeat them.
+    regexes: clippy_spool::RecentRegexes,
     spool_files: Box<dyn SpoolFiles>,
     /// Routes and approvals.
     routing: routing::Routing,
@@ -317,6 +319,7 @@ impl State {
             next_waiter: 1,
             scan_queue: VecDeque::new(),
             scratch: Vec::new(),
+            regexes: clippy_spool::RecentRegexes::default(),
             spool_files,
             routing: routing::Routing::new(DEFAULT_SUBMIT_DELAY_MS),
             timers: BTreeMap::new(),

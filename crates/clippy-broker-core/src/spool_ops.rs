@@ -321,7 +321,7 @@ impl State {
             },
             PatternKind::Literal | PatternKind::Regex => {
                 let compiled = if kind == PatternKind::Regex {
-                    Pattern::regex(&pattern)
+                    self.regexes.pattern(&pattern)
                 } else {
                     Pattern::literal(&pattern)
                 }

@@ -27,6 +27,6 @@ mod writer;
 pub use dir::{DIR_MODE, FILE_MODE, SPOOL_FILE_NAME, SpoolDir, runtime_dir_from_env, session_dir};
 pub use error::SpoolError;
 pub use reader::{Chunk, DiskSpoolFiles, SpoolFiles, read};
-pub use scanner::{MAX_MATCH_BYTES, Match, Pattern, Scanner, strip_escapes};
+pub use scanner::{MAX_MATCH_BYTES, Match, Pattern, RecentRegexes, Scanner, strip_escapes};
 pub use sweep::{Host, OWNER_FILE_NAME, Owner, Process, Verdict, sweep_stale, verdict};
 pub use writer::{CRLF_MEMORY, SpoolWriter};

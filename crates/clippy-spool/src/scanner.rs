@@ -15,6 +15,8 @@
 //! has arrived: a pattern whose match can grow (`\d+`) may match a shorter run if the rest has
 //! not arrived yet — anchor or delimit such patterns (`\d+\n`).
 
+use std::sync::Arc;
+
 use clippy_lanes::{WINDOW, splat};
 use regex::bytes::Regex;
 
@@ -29,7 +31,8 @@ pub enum Pattern {
     /// These exact bytes (UTF-8 text), anywhere in the stripped text.
     Literal(String),
     /// A regular expression (Rust `regex` syntax, multi-line mode: `^`/`$` match at lines).
-    Regex(Regex),
+    /// Shared, so that scanners of the same pattern share its search caches too.
+    Regex(Arc<Regex>),
 }
 
 impl Pattern {
@@ -47,20 +50,85 @@ impl Pattern {
     /// A regex pattern, compiled in multi-line mode; one that matches the empty string is
     /// refused (it would match at once, wherever the cursor is).
     pub fn regex(pattern: &str) -> Result<Self, SpoolError> {
-        let regex = regex::bytes::RegexBuilder::new(pattern)
-            .multi_line(true)
-            .build()
-            .map_err(|e| SpoolError::InvalidPattern {
-                pattern: pattern.to_owned(),
-                reason: e.to_string(),
-            })?;
-        if regex.is_match(b"") {
-            return Err(SpoolError::InvalidPattern {
-                pattern: pattern.to_owned(),
-                reason: "it matches the empty string".into(),
-            });
+        compile(pattern).map(|regex| Self::Regex(Arc::new(regex)))
+    }
+}
+
+/// `pattern` compiled as [`Pattern::regex`] takes it.
+fn compile(pattern: &str) -> Result<Regex, SpoolError> {
+    let regex = regex::bytes::RegexBuilder::new(pattern)
+        .multi_line(true)
+        .build()
+        .map_err(|e| SpoolError::InvalidPattern {
+            pattern: pattern.to_owned(),
+            reason: e.to_string(),
+        })?;
+    if regex.is_match(b"") {
+        return Err(SpoolError::InvalidPattern {
+            pattern: pattern.to_owned(),
+            reason: "it matches the empty string".into(),
+        });
+    }
+    Ok(regex)
+}
+
+/// Regular expressions compiled lately, by their source, so that a server answering the same
+/// wait again and again (an orchestrator's prompt pattern, a client waiting for each marker in
+/// turn) compiles it once: compiling costs far more than a scan of a few kilobytes. Holds the
+/// [`RecentRegexes::CAPACITY`] most recently used; a pattern that does not compile is refused
+/// each time and never kept.
+///
+/// ```
+/// use clippy_spool::{Pattern, RecentRegexes, Scanner};
+///
+/// let mut recent = RecentRegexes::default();
+/// for _ in 0..3 {
+///     let pattern = recent.pattern(r"MARK-\d+\.")?; // compiled on the first call only
+///     let found = Scanner::new(pattern, 0).feed(b"MARK-7.\n").expect("a match");
+///     assert_eq!(found.text, "MARK-7.");
+/// }
+/// assert_eq!(recent.len(), 1);
+/// assert!(recent.pattern("(").is_err());
+/// # Ok::<(), clippy_spool::SpoolError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct RecentRegexes {
+    /// Most recently used last.
+    compiled: Vec<(String, Arc<Regex>)>,
+}
+
+impl RecentRegexes {
+    /// How many compiled patterns are kept.
+    pub const CAPACITY: usize = 32;
+
+    /// The pattern [`Pattern::regex`] makes of `source`, compiled now or earlier.
+    ///
+    /// # Errors
+    ///
+    /// What [`Pattern::regex`] refuses.
+    pub fn pattern(&mut self, source: &str) -> Result<Pattern, SpoolError> {
+        if let Some(at) = self.compiled.iter().rposition(|(kept, _)| kept == source) {
+            let used = self.compiled.remove(at);
+            let regex = Arc::clone(&used.1);
+            self.compiled.push(used);
+            return Ok(Pattern::Regex(regex));
         }
-        Ok(Self::Regex(regex))
+        let regex = Arc::new(compile(source)?);
+        if self.compiled.len() == Self::CAPACITY {
+            self.compiled.remove(0);
+        }
+        self.compiled.push((source.to_owned(), Arc::clone(&regex)));
+        Ok(Pattern::Regex(regex))
+    }
+
+    /// How many compiled patterns are kept now.
+    pub fn len(&self) -> usize {
+        self.compiled.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
     }
 }
 
@@ -591,6 +659,34 @@ impl Scanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recent_regexes_keep_the_most_recently_used_and_never_a_refused_one() {
+        let mut recent = RecentRegexes::default();
+        let source = |i: usize| format!("marker-{i}");
+        for i in 0..RecentRegexes::CAPACITY {
+            recent.pattern(&source(i)).expect("compiles");
+        }
+        // Using the oldest makes it the newest: the next new pattern evicts the second oldest.
+        recent.pattern(&source(0)).expect("kept");
+        recent.pattern("another").expect("compiles");
+        assert_eq!(recent.len(), RecentRegexes::CAPACITY);
+        let kept = |recent: &RecentRegexes, s: &str| recent.compiled.iter().any(|(k, _)| k == s);
+        assert!(kept(&recent, &source(0)));
+        assert!(!kept(&recent, &source(1)));
+        for refused in ["(", "a*"] {
+            assert!(matches!(
+                recent.pattern(refused),
+                Err(SpoolError::InvalidPattern { .. })
+            ));
+            assert!(!kept(&recent, refused));
+        }
+        // A kept pattern matches as a fresh one does.
+        let Ok(Pattern::Regex(regex)) = recent.pattern(&source(0)) else {
+            panic!("a regex");
+        };
+        assert!(regex.is_match(b"a marker-0 here") && !regex.is_match(b"marker-1"));
+    }
 
     #[test]
     fn the_word_tests_agree_with_the_byte_tests_for_every_byte_in_every_lane() {
