@@ -1022,8 +1022,9 @@ impl State {
             return String::new();
         };
         bytes.truncate(filled);
-        // The scanner strips escapes; its first line of visible text is the prompt.
-        let Ok(line) = Pattern::regex(r"[^\s][^\n]*") else {
+        // The scanner strips escapes; its first line of visible text is the prompt. The pattern is
+        // compiled once, with the waits' own.
+        let Ok(line) = self.regexes.pattern(r"[^\s][^\n]*") else {
             return String::new();
         };
         Scanner::new(line, start)
