@@ -245,8 +245,8 @@ impl FrameDecoder {
     }
 }
 
-/// The two fields every message has, read first so that even an unknown or broken message can
-/// be answered with its id.
+/// The two fields every message has, read from a payload that does not decode so that even an
+/// unknown or broken message can be answered with its id.
 #[derive(Deserialize)]
 struct Header {
     #[serde(rename = "type")]
@@ -255,13 +255,20 @@ struct Header {
 }
 
 /// Decodes one frame's payload.
+///
+/// The message is decoded in one pass; only a payload that does not decode is read again, for
+/// its `type` and `id`, to say which error it is (every message has both, so a payload that
+/// decodes as a message has them too).
 pub fn decode(payload: &[u8]) -> Result<Message, ProtoError> {
-    let header: Header = rmp_serde::from_slice(payload).map_err(|e| {
-        ProtoError::Malformed(format!(
-            "{e} (a frame must hold a map with a string `type` and an integer `id`)"
-        ))
-    })?;
     rmp_serde::from_slice(payload).map_err(|e| {
+        let header: Header = match rmp_serde::from_slice(payload) {
+            Ok(header) => header,
+            Err(e) => {
+                return ProtoError::Malformed(format!(
+                    "{e} (a frame must hold a map with a string `type` and an integer `id`)"
+                ));
+            }
+        };
         if Message::TYPES.contains(&header.kind.as_str()) {
             ProtoError::MissingField {
                 id: header.id,
