@@ -927,7 +927,7 @@ fn client_loop(
 
 fn sessions_of(client: &mut Client) -> Result<Vec<SessionSummary>, Error> {
     match client.request(|id| Message::ListSessions { id })? {
-        Message::Sessions { sessions, .. } => Ok(sessions),
+        Message::Sessions { sessions, .. } => Ok(SessionSummary::unshare(sessions)),
         other => Err(format!("list_sessions answered {other:?}").into()),
     }
 }

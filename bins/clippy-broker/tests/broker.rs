@@ -35,7 +35,7 @@ fn sessions(client: &mut Client) -> Vec<SessionSummary> {
         .request(|id| Message::ListSessions { id })
         .expect("list_sessions")
     {
-        Message::Sessions { sessions, .. } => sessions,
+        Message::Sessions { sessions, .. } => SessionSummary::unshare(sessions),
         other => panic!("{other:?}"),
     }
 }

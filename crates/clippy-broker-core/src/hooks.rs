@@ -331,6 +331,12 @@ mod tests {
         let mut fx = Fixture::new();
         let st = fx.status();
         assert_eq!((st.attached, st.busy_since), (0, None));
+        let listed =
+            |fx: &mut Fixture| match req(&mut fx.st, fx.client, Message::ListSessions { id: 6 }) {
+                Message::Sessions { sessions, .. } => sessions[0].attached,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(listed(&mut fx), 0);
         // A terminal attaches: one event with the count, shown in the status and the list.
         fx.progress.attached = 1;
         fx.progress.busy_since = Some(NOW - 5_000);
@@ -340,10 +346,7 @@ mod tests {
         assert_eq!(events[0].name.as_deref(), Some("coder"));
         let st = fx.status();
         assert_eq!((st.attached, st.busy_since), (1, Some(NOW - 5_000)));
-        match req(&mut fx.st, fx.client, Message::ListSessions { id: 6 }) {
-            Message::Sessions { sessions, .. } => assert_eq!(sessions[0].attached, 1),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(listed(&mut fx), 1);
         // The same count again: nothing; a second terminal, then both gone: one event each.
         fx.progress.spool_size = 50;
         assert!(fx.report().is_empty());

@@ -597,7 +597,7 @@ mod tests {
 
         fn sessions(&mut self) -> Vec<SessionSummary> {
             match req(&mut self.st, self.client, Message::ListSessions { id: 31 }) {
-                Message::Sessions { sessions, .. } => sessions,
+                Message::Sessions { sessions, .. } => SessionSummary::unshare(sessions),
                 other => panic!("expected sessions, got {other:?}"),
             }
         }

@@ -167,7 +167,7 @@ impl Connection {
             None,
             |id| Message::ListSessions { id },
             |reply| match reply {
-                Message::Sessions { sessions, .. } => Ok(sessions),
+                Message::Sessions { sessions, .. } => Ok(SessionSummary::unshare(sessions)),
                 other => Err(other.kind()),
             },
         )

@@ -5,6 +5,8 @@
 //! in any language reads `type` and `id` and knows what it got. Optional fields may be absent or
 //! nil.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorReason;
@@ -477,6 +479,36 @@ pub struct SessionSummary {
     /// Terminals attached to it now ([`Progress::attached`]).
     #[serde(default)]
     pub attached: u32,
+}
+
+impl SessionSummary {
+    /// The summaries of a `sessions` reply as values of their own. Each summary decoded from
+    /// the wire is already its reply's alone, so this copies nothing.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use clippy_proto::SessionSummary;
+    ///
+    /// let shared = vec![Arc::new(SessionSummary {
+    ///     session: "abc".into(),
+    ///     name: None,
+    ///     pid: 7,
+    ///     command: vec!["bash".into()],
+    ///     preset: "shell".into(),
+    ///     connected: true,
+    ///     turns: 0,
+    ///     last_turn_id: None,
+    ///     bracketed_paste: false,
+    ///     waiting: None,
+    ///     waiting_id: None,
+    ///     attached: 0,
+    /// })];
+    /// assert_eq!(SessionSummary::unshare(shared)[0].session, "abc");
+    /// ```
+    #[must_use]
+    pub fn unshare(sessions: Vec<Arc<SessionSummary>>) -> Vec<SessionSummary> {
+        sessions.into_iter().map(Arc::unwrap_or_clone).collect()
+    }
 }
 
 /// What a route's handoffs are.
@@ -1286,8 +1318,9 @@ pub enum Message {
     Sessions {
         /// The request's id.
         id: u32,
-        /// The sessions.
-        sessions: Vec<SessionSummary>,
+        /// The sessions. Shared: the broker hands the same summary to every reply until its
+        /// session changes.
+        sessions: Vec<Arc<SessionSummary>>,
     },
     /// Reply to `get_turn`.
     Turn {

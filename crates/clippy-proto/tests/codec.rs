@@ -321,7 +321,7 @@ fn every_message() -> Vec<Message> {
         },
         Message::Sessions {
             id: 10,
-            sessions: vec![SessionSummary {
+            sessions: vec![Arc::new(SessionSummary {
                 session: "abc".into(),
                 waiting: Some("permission".into()),
                 waiting_id: Some(3),
@@ -334,7 +334,7 @@ fn every_message() -> Vec<Message> {
                 last_turn_id: Some("abc:3".into()),
                 bracketed_paste: false,
                 attached: 1,
-            }],
+            })],
         },
         Message::Turn {
             id: 11,

@@ -196,6 +196,7 @@ impl FaultPeer {
     /// A peer at `socket` that lists `sessions` and answers every other request with
     /// unknown_type (`not for a broker`), as a broker older than that request would.
     pub fn listing(socket: &Path, sessions: Vec<SessionSummary>) -> FaultPeer {
+        let sessions: Vec<Arc<SessionSummary>> = sessions.into_iter().map(Arc::new).collect();
         FaultPeer::start(socket, move |m| match m {
             Message::Hello { .. } => ack(),
             Message::ListSessions { .. } => Reply::message(Message::Sessions {

@@ -128,7 +128,7 @@ pub fn client(dir: &TempDir) -> Client {
 /// `list_sessions`.
 pub fn sessions(client: &mut Client) -> Vec<SessionSummary> {
     match client.request(|id| Message::ListSessions { id }) {
-        Ok(Message::Sessions { sessions, .. }) => sessions,
+        Ok(Message::Sessions { sessions, .. }) => SessionSummary::unshare(sessions),
         other => panic!("list_sessions: {other:?}"),
     }
 }
