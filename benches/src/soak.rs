@@ -28,6 +28,10 @@
 //!   the broker and the wrappers is read at the start (all sessions up, before the load) and at
 //!   the end; the broker's end RSS is checked against its start plus its ring ceiling
 //!   (`sessions × ring_depth × largest turn × 2`, raw content and text view) plus 64 MiB.
+//! - **Where the time went.** How long the broker's event loop, the clients and the drivers ran
+//!   and how long they were ready but waited for a CPU during the load ([`CpuTime`], from
+//!   `schedstat`): on a saturated machine that wait, not the broker's work, is most of a
+//!   request's latency. A client's wait includes the moments it polls for a reply.
 //!
 //! [`run`] does all of it and returns a [`Report`] (`to_json`, `table`, `failures`); the `soak`
 //! binary (`cargo xtask soak`) and the short test (`tests/soak_short.rs`) call it.
@@ -188,6 +192,52 @@ pub fn rss_of(pid: u32) -> Rss {
     }
 }
 
+/// How long threads ran on a CPU and how long they were ready to run but waited for one
+/// (`/proc/…/schedstat`): under a saturated machine a request's latency is mostly the second.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTime {
+    /// Time on a CPU.
+    pub ran: Duration,
+    /// Time runnable, waiting for a CPU.
+    pub waited: Duration,
+}
+
+impl CpuTime {
+    /// The calling thread's figures so far (zero where the kernel keeps none).
+    pub fn of_this_thread() -> CpuTime {
+        CpuTime::read("/proc/thread-self/schedstat")
+    }
+
+    /// The figures so far of thread `tid` of process `pid` (zero when it is gone).
+    pub fn of_thread(pid: u32, tid: u32) -> CpuTime {
+        CpuTime::read(&format!("/proc/{pid}/task/{tid}/schedstat"))
+    }
+
+    fn read(path: &str) -> CpuTime {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut fields = text
+            .split_whitespace()
+            .map(|f| f.parse::<u64>().unwrap_or(0));
+        CpuTime {
+            ran: Duration::from_nanos(fields.next().unwrap_or(0)),
+            waited: Duration::from_nanos(fields.next().unwrap_or(0)),
+        }
+    }
+
+    /// What passed between `earlier` and this reading.
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            ran: self.ran.saturating_sub(earlier.ran),
+            waited: self.waited.saturating_sub(earlier.waited),
+        }
+    }
+
+    fn add(&mut self, other: CpuTime) {
+        self.ran += other.ran;
+        self.waited += other.waited;
+    }
+}
+
 /// What a soak run found.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -243,6 +293,9 @@ pub struct Report {
     pub links_dropped: u64,
     /// The broker's log lines worth reading: warnings, errors and sessions gone (at most 20).
     pub broker_log: Vec<String>,
+    /// During the load: the broker's event loop, the client threads and the driver threads
+    /// (name, threads, their time summed).
+    pub cpu: Vec<(&'static str, usize, CpuTime)>,
     /// What went wrong (empty: the soak passed).
     pub problems: Vec<String>,
 }
@@ -392,6 +445,12 @@ impl Report {
                 "largest": self.largest_wrapper,
                 "bound_kib": self.wrapper_rss_bound_kib,
             },
+            "cpu": self.cpu.iter().map(|(name, threads, t)| json!({
+                "threads": name,
+                "count": threads,
+                "ran_s": t.ran.as_secs_f64(),
+                "waited_s": t.waited.as_secs_f64(),
+            })).collect::<Vec<_>>(),
             "failures": self.failures(),
             "passed": self.failures().is_empty(),
         })
@@ -482,6 +541,22 @@ impl Report {
                     .as_deref()
                     .unwrap_or("nothing left out")
             );
+        }
+        if !self.cpu.is_empty() {
+            out.push_str(
+                "\n| during the load | threads | ran s | waited for a CPU s | waiting, share of \
+                 each thread's time |\n|---|---|---|---|---|\n",
+            );
+            for (name, threads, t) in &self.cpu {
+                let share = t.waited.as_secs_f64() / (secs * (*threads).max(1) as f64);
+                let _ = writeln!(
+                    out,
+                    "| {name} | {threads} | {:.2} | {:.2} | {:.0} % |",
+                    t.ran.as_secs_f64(),
+                    t.waited.as_secs_f64(),
+                    share * 100.0
+                );
+            }
         }
         if !self.broker_log.is_empty() {
             out.push_str("\nFrom the broker's log:\n\n```\n");
@@ -1055,7 +1130,7 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     // The load.
     progress("soak: driving sessions and clients");
     let completed = Arc::new(AtomicU64::new(0));
-    let drivers: Vec<JoinHandle<Driven>> = world.sessions[..config.sessions]
+    let drivers: Vec<JoinHandle<(Driven, CpuTime)>> = world.sessions[..config.sessions]
         .iter()
         .map(|session| {
             let master = Arc::clone(&session.master);
@@ -1063,18 +1138,26 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
             let name = session.name.clone();
             let think = config.think;
             let completed = Arc::clone(&completed);
-            std::thread::spawn(move || drive(&name, &master, &stop, think, &completed))
+            std::thread::spawn(move || {
+                let before = CpuTime::of_this_thread();
+                let driven = drive(&name, &master, &stop, think, &completed);
+                (driven, CpuTime::of_this_thread().since(before))
+            })
         })
         .collect();
     let names = Arc::new(names);
     let started = Instant::now();
+    // The broker's event loop is its main thread.
+    let broker_loop_before = CpuTime::of_thread(broker_pid, broker_pid);
     let mut clients = Vec::new();
     for index in 0..config.clients {
         let client = world.client()?;
         let names = Arc::clone(&names);
         let stop = Arc::clone(&stop);
         clients.push(std::thread::spawn(move || {
-            client_loop(index, client, &names, &stop)
+            let before = CpuTime::of_this_thread();
+            let result = client_loop(index, client, &names, &stop);
+            (result, CpuTime::of_this_thread().since(before))
         }));
     }
     let peak = Arc::new(Mutex::new(broker_start.rss_kib));
@@ -1097,6 +1180,7 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     }
     stop.store(true, Ordering::Relaxed);
     let elapsed = started.elapsed();
+    let broker_loop = CpuTime::of_thread(broker_pid, broker_pid).since(broker_loop_before);
     let mut report = Report {
         sessions: config.sessions,
         clients: config.clients,
@@ -1106,10 +1190,13 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
         ..Report::default()
     };
     let mut ops: Vec<OpStats> = vec![OpStats::default(); OPS.len()];
+    let (mut clients_cpu, mut drivers_cpu) = (CpuTime::default(), CpuTime::default());
+    let (client_count, driver_count) = (clients.len(), drivers.len());
     for handle in clients {
-        let result = handle
+        let (result, cpu) = handle
             .join()
             .map_err(|_| Error::from("a client thread panicked"))?;
+        clients_cpu.add(cpu);
         for (all, one) in ops.iter_mut().zip(result.stats) {
             all.micros.extend(one.micros);
             all.failures += one.failures;
@@ -1125,14 +1212,24 @@ pub fn run(config: &Config, progress: &dyn Fn(&str)) -> Result<Report, Error> {
     report.ops = OPS.iter().map(|s| (*s).to_owned()).zip(ops).collect();
     let mut ledgers = Vec::new();
     for handle in drivers {
-        let driven = handle
+        let (driven, cpu) = handle
             .join()
             .map_err(|_| Error::from("a driver thread panicked"))?;
+        drivers_cpu.add(cpu);
         if let Some(problem) = driven.problem {
             report.problems.push(problem);
         }
         ledgers.push(driven.ledger);
     }
+    report.cpu = vec![
+        ("the broker's event loop", 1, broker_loop),
+        (
+            "clients (polling for a reply counts as waiting)",
+            client_count,
+            clients_cpu,
+        ),
+        ("drivers", driver_count, drivers_cpu),
+    ];
     progress("soak: accounting for every turn");
 
     // Every turn accounted for.

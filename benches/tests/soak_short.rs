@@ -69,6 +69,22 @@ fn a_short_soak_loses_nothing_and_stays_bounded() {
     for (op, stats) in &report.ops {
         assert!(!stats.micros.is_empty(), "no {op} request ran:\n{table}");
     }
+    // Each of them answered requests or drove turns, so each ran: the CPU table reads the right
+    // threads.
+    let threads: Vec<_> = report
+        .cpu
+        .iter()
+        .map(|(name, n, t)| (*name, *n, !t.ran.is_zero()))
+        .collect();
+    assert_eq!(
+        threads,
+        [
+            ("the broker's event loop", 1, true),
+            ("clients (polling for a reply counts as waiting)", 3, true),
+            ("drivers", 8, true)
+        ],
+        "{table}"
+    );
     let failures = report.failures();
     assert!(failures.is_empty(), "{failures:#?}\n{table}");
 }
